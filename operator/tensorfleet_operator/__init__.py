@@ -1,0 +1,1 @@
+"""Tensorfleet operator: reconciles TFJob custom resources into pods and services."""
