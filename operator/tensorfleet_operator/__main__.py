@@ -1,0 +1,94 @@
+"""``python -m tensorfleet_operator`` / ``tensorfleet-operator``: run the operator.
+
+Parses the CLI into an ``OperatorConfig`` and runs ``handlers.run_operator``
+(kopf embedded) in a fresh event loop. ``--print-crd`` prints the CRD instead.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+from . import api
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog='tensorfleet-operator',
+                                description='Reconcile TFJobs into ps/worker/chief/evaluator pods.')
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument('-n', '--namespace', action='append', default=[],
+                       help='watch this namespace (repeatable); default: all namespaces')
+    scope.add_argument('-A', '--all-namespaces', action='store_true', help='watch all namespaces (default)')
+    p.add_argument('--standalone', action='store_true', default=True,
+                   help='run without peering (default)')
+    p.add_argument('--peering', metavar='NAME',
+                   help='opt-in hot standby: join kopf peering NAME (needs the peering CRDs)')
+    p.add_argument('--priority', type=int, default=None,
+                   help='peering priority (default: random, so replicas never tie)')
+    p.add_argument('--liveness', default='http://0.0.0.0:8081/healthz', metavar='URL',
+                   help='liveness endpoint (empty to disable)')
+    p.add_argument('--metrics-port', type=int, default=8080, help='Prometheus port (0 to disable)')
+    p.add_argument('--metrics-address', default='0.0.0.0')
+    p.add_argument('--gang-scheduler', choices=list(api.GANG_SCHEDULERS), default=None,
+                   help='create PodGroups and schedule pods as a gang')
+    p.add_argument('--api-group', default=None,
+                   help=f'API group to serve (default ${api.GROUP_ENV} or {api.DEFAULT_GROUP})')
+    p.add_argument('--cluster-domain', default=None,
+                   help=f'suffix after .svc in TF_CONFIG addresses (default ${api.CLUSTER_DOMAIN_ENV})')
+    p.add_argument('--trainer-metrics-port', type=int, default=api.DEFAULT_TRAINER_METRICS_PORT,
+                   help='port injected as TENSORFLEET_METRICS_PORT into the tensorflow container')
+    p.add_argument('--max-in-flight', type=int, default=32, help='API requests in flight at once')
+    p.add_argument('--print-crd', action='store_true', help='print the CRD YAML and exit')
+    p.add_argument('-v', '--verbose', action='store_true')
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.api_group:
+        os.environ[api.GROUP_ENV] = args.api_group
+    if args.print_crd:
+        from .crd import crd_yaml
+        sys.stdout.write(crd_yaml())
+        return 0
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format='%(asctime)s %(levelname)s %(name)s: %(message)s')
+    from .config import OperatorConfig
+    from .handlers import run_operator
+    import random
+    priority = args.priority if args.priority is not None else (random.randint(1, 2**31 - 1)
+                                                                if args.peering else 0)
+    kwargs = {}
+    if args.cluster_domain is not None:
+        kwargs['cluster_domain'] = args.cluster_domain
+    config = OperatorConfig(
+        api_group=api.api_group(),
+        namespaces=tuple(args.namespace),
+        standalone=not args.peering,
+        peering_name=args.peering,
+        priority=priority,
+        liveness_endpoint=args.liveness or None,
+        metrics_port=args.metrics_port or None,
+        metrics_address=args.metrics_address,
+        gang_scheduler=args.gang_scheduler,
+        trainer_metrics_port=args.trainer_metrics_port,
+        max_in_flight=args.max_in_flight,
+        **kwargs,
+    )
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await run_operator(config, stop_flag=stop)
+
+    asyncio.run(run())
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,160 @@
+"""A small async Kubernetes REST client (aiohttp) for the kopf layer.
+
+``handlers.py`` uses it to list children and apply plans: plain JSON dicts in
+and out, no model classes, and a bounded number of requests in flight (the
+real API server throttles service accounts; see real-apiserver note 7).
+It knows nothing of TFJobs; credentials come from kopf's login in
+``handlers.py`` as a :class:`Credentials`.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+
+MERGE_PATCH = 'application/merge-patch+json'
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, body: Any = None) -> None:
+        super().__init__(f'HTTP {status}: {message}')
+        self.status = status
+        self.message = message
+        self.body = body
+
+
+@dataclass(frozen=True)
+class Credentials:
+    server: str
+    token: str | None = None
+    scheme: str | None = None
+    username: str | None = None
+    password: str | None = None
+    ca_path: str | None = None
+    ca_data: str | bytes | None = None
+    insecure: bool = False
+    certificate_path: str | None = None
+    certificate_data: str | bytes | None = None
+    private_key_path: str | None = None
+    private_key_data: str | bytes | None = None
+
+
+def _to_file(data: str | bytes) -> str:
+    f = tempfile.NamedTemporaryFile(prefix='tensorfleet-', delete=False)
+    f.write(data.encode() if isinstance(data, str) else data)
+    f.close()
+    return f.name
+
+
+def _ssl_context(creds: Credentials) -> ssl.SSLContext | bool:
+    if not creds.server.startswith('https'):
+        return False
+    if creds.insecure:
+        return False
+    cadata = creds.ca_data.decode() if isinstance(creds.ca_data, bytes) else creds.ca_data
+    ctx = ssl.create_default_context(cafile=creds.ca_path, cadata=cadata)
+    cert = creds.certificate_path or (creds.certificate_data and _to_file(creds.certificate_data))
+    key = creds.private_key_path or (creds.private_key_data and _to_file(creds.private_key_data))
+    if cert:
+        ctx.load_cert_chain(cert, key or None)
+    return ctx
+
+
+class KubeClient:
+    def __init__(self, creds: Credentials, max_in_flight: int = 32) -> None:
+        self.creds = creds
+        self._limit = asyncio.Semaphore(max_in_flight)
+        self._session: aiohttp.ClientSession | None = None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {'Accept': 'application/json'}
+        if self.creds.token:
+            headers['Authorization'] = f'{self.creds.scheme or "Bearer"} {self.creds.token}'
+        return headers
+
+    async def _get_session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            auth = (aiohttp.BasicAuth(self.creds.username, self.creds.password or '')
+                    if self.creds.username else None)
+            self._session = aiohttp.ClientSession(
+                base_url=None, auth=auth, headers=self._headers(),
+                connector=aiohttp.TCPConnector(ssl=_ssl_context(self.creds), limit=0),
+                timeout=aiohttp.ClientTimeout(total=60))
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def request(self, method: str, path: str, *, params: dict[str, str] | None = None,
+                      body: Any = None, content_type: str = 'application/json') -> Any:
+        session = await self._get_session()
+        url = self.creds.server.rstrip('/') + path
+        data = None if body is None else json.dumps(body)
+        headers = {'Content-Type': content_type} if body is not None else None
+        async with self._limit:
+            async with session.request(method, url, params=params, data=data, headers=headers) as resp:
+                text = await resp.text()
+                try:
+                    payload = json.loads(text) if text else None
+                except ValueError:
+                    payload = text
+                if resp.status >= 400:
+                    message = payload.get('message', text) if isinstance(payload, dict) else text
+                    raise ApiError(resp.status, str(message)[:500], payload)
+                return payload
+
+    async def get(self, path: str) -> dict[str, Any] | None:
+        """The object, or None if it does not exist."""
+        try:
+            return await self.request('GET', path)
+        except ApiError as e:
+            if e.status == 404:
+                return None
+            raise
+
+    async def list(self, path: str, label_selector: str | None = None) -> list[dict[str, Any]]:
+        params = {'labelSelector': label_selector} if label_selector else None
+        payload = await self.request('GET', path, params=params)
+        return list((payload or {}).get('items') or [])
+
+    async def create(self, path: str, body: dict[str, Any]) -> bool:
+        """True if created, False if it already existed (409 AlreadyExists is success)."""
+        try:
+            await self.request('POST', path, body=body)
+            return True
+        except ApiError as e:
+            if e.status == 409:
+                return False
+            raise
+
+    async def merge_patch(self, path: str, body: dict[str, Any]) -> Any:
+        return await self.request('PATCH', path, body=body, content_type=MERGE_PATCH)
+
+    async def delete(self, path: str) -> bool:
+        """True if deleted now, False if it was already gone."""
+        try:
+            await self.request('DELETE', path)
+            return True
+        except ApiError as e:
+            if e.status == 404:
+                return False
+            raise
+
+
+def object_path(group: str, version: str, plural: str, namespace: str, name: str | None = None,
+                sub: str | None = None) -> str:
+    base = f'/api/{version}' if not group else f'/apis/{group}/{version}'
+    path = f'{base}/namespaces/{quote(namespace)}/{plural}'
+    if name:
+        path += '/' + quote(name)
+    if sub:
+        path += '/' + sub
+    return path

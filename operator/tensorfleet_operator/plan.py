@@ -1,0 +1,391 @@
+"""The reconcile decision: (TFJob, observed children, now) -> a :class:`Plan`.
+
+The heart of the pure core, and the only thing ``handlers.py`` calls. It takes
+the job body, the pods and services that carry the job's label, and the clock,
+and returns what to create and delete, the new ``status``, the events to post
+(one per real change: they are derived from old-vs-new status) and when to look
+again (deadline, TTL). It does no I/O, so running it twice on the same input
+gives the same plan, and re-applying a plan is safe.
+
+Order of decisions: managedBy -> spec validation (``InvalidSpec``) -> finished
+jobs (cleanPodPolicy, TTL) -> suspend/resume -> deadline -> per-index pod
+handling (create, restart by policy, backoffLimit) -> success/failure ->
+Running/Restarting.
+"""
+from __future__ import annotations
+
+import copy
+import datetime
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import api, children
+from .api import CleanPodPolicy, ConditionType as C, ReplicaType, TerminalReason
+from .children import ChildOptions
+from .conditions import get_condition, is_finished, is_true, parse_timestamp, set_condition, timestamp
+from .spec import InvalidSpec, JobSpec, parse_job, spec_hash
+from .status import TERMINATING, PodView, controller_uid, is_retryable, is_running, observe_pod, \
+    replica_counts, succeeded
+
+MANAGED_BY = ('', 'kubeflow.org/training-operator', 'tensorfleet.io/operator')
+BLOCKED_RETRY_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str      # Normal | Warning
+    reason: str
+    message: str
+
+
+@dataclass
+class Plan:
+    status: dict[str, Any]                      # the whole new status
+    create_pods: list[dict[str, Any]] = field(default_factory=list)
+    create_services: list[dict[str, Any]] = field(default_factory=list)
+    delete_pods: list[str] = field(default_factory=list)
+    delete_services: list[str] = field(default_factory=list)
+    ensure_secret: bool = False                 # create the RPC-token Secret if missing
+    pod_group: dict[str, Any] | None = None     # create (before any pod) if missing
+    delete_pod_group: bool = False
+    delete_job: bool = False                    # ttlSecondsAfterFinished expired
+    events: list[Event] = field(default_factory=list)
+    requeue_after: float | None = None          # seconds until the next timed check
+    transitions: list[tuple[str, Any]] = field(default_factory=list)   # for metrics
+
+    def requeue(self, seconds: float) -> None:
+        seconds = max(seconds, 0.0)
+        self.requeue_after = seconds if self.requeue_after is None else min(self.requeue_after, seconds)
+
+
+@dataclass
+class _Observed:
+    pods: dict[str, PodView]           # own pods by name
+    services: set[str]                 # own services by name
+    blocked: set[str]                  # names held by objects of another owner
+    raw_pods: dict[str, dict[str, Any]]
+
+
+def _observe(uid: str, pods: list[dict[str, Any]], services: list[dict[str, Any]]) -> _Observed:
+    obs = _Observed({}, set(), set(), {})
+    for pod in pods:
+        name = (pod.get('metadata') or {}).get('name')
+        if not name:
+            continue
+        view = observe_pod(pod) if controller_uid(pod) == uid else None
+        if view is None:
+            obs.blocked.add('pod/' + name)
+        else:
+            obs.pods[name] = view
+            obs.raw_pods[name] = pod
+    for svc in services:
+        name = (svc.get('metadata') or {}).get('name')
+        if not name:
+            continue
+        if controller_uid(svc) == uid:
+            obs.services.add(name)
+        else:
+            obs.blocked.add('service/' + name)
+    return obs
+
+
+def _job_ref(body: dict[str, Any]) -> str:
+    meta = body.get('metadata') or {}
+    return f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
+
+
+def _delete_children(plan: Plan, obs: _Observed, only_phases: tuple[str, ...] | None = None) -> None:
+    for name, view in obs.pods.items():
+        if view.phase == TERMINATING:
+            continue
+        if only_phases is not None and view.phase not in only_phases:
+            continue
+        plan.delete_pods.append(name)
+        if name in obs.services:
+            plan.delete_services.append(name)
+    if only_phases is None:
+        plan.delete_services.extend(sorted(obs.services - set(plan.delete_services)))
+
+
+def _finish(plan: Plan, ctype: C, reason: TerminalReason, message: str, now: datetime.datetime,
+            event_type: str, event_reason: str) -> None:
+    status = plan.status
+    cond_reason = api.REASON_SUCCEEDED if ctype is C.SUCCEEDED else reason.value
+    status['conditions'] = set_condition(status.get('conditions') or [], ctype, True, cond_reason, message, now)
+    status['completionTime'] = timestamp(now)
+    status['reason'] = reason.value
+    status['message'] = message
+    plan.events.append(Event(event_type, event_reason, message))
+    plan.transitions.append(('succeeded' if ctype is C.SUCCEEDED else 'failed', reason.value))
+
+
+def _finished(plan: Plan, job: JobSpec | None, obs: _Observed, now: datetime.datetime, gang: bool) -> None:
+    """A finished job: apply cleanPodPolicy, drop the PodGroup, and time the TTL."""
+    status = plan.status
+    policy = job.run_policy.clean_pod_policy if job else CleanPodPolicy.ALL
+    if status.get('reason') in (TerminalReason.DEADLINE_EXCEEDED.value, TerminalReason.INVALID_SPEC.value):
+        policy = CleanPodPolicy.ALL    # Kubeflow deletes everything on deadline; invalid specs leave nothing
+    if policy is CleanPodPolicy.ALL:
+        _delete_children(plan, obs)
+    elif policy is CleanPodPolicy.RUNNING:
+        _delete_children(plan, obs, only_phases=('Running', 'Pending', 'Unknown'))
+    plan.delete_pod_group = gang
+    ttl = job.run_policy.ttl_seconds_after_finished if job else None
+    done = parse_timestamp(status.get('completionTime'))
+    if ttl is not None and done is not None:
+        left = (done + datetime.timedelta(seconds=ttl) - now).total_seconds()
+        if left <= 0:
+            plan.delete_job = True
+        else:
+            plan.requeue(left)
+
+
+def _invalid(plan: Plan, body: dict[str, Any], err: InvalidSpec, obs: _Observed, now: datetime.datetime,
+             gang: bool) -> Plan:
+    status = plan.status
+    digest = spec_hash(body.get('spec'))
+    if status.get('reason') == TerminalReason.INVALID_SPEC.value and status.get('observedSpecHash') == digest:
+        _finished(plan, None, obs, now, gang)      # already reported; not retried until the spec changes
+        return plan
+    conds = status.get('conditions') or []
+    if get_condition(conds, C.CREATED) is None:
+        conds = set_condition(conds, C.CREATED, True, api.REASON_CREATED,
+                              f'TFJob {_job_ref(body)} is created.', now)
+    # An invalid spec ends the job even if it ran before: the operator cannot reason about it.
+    conds = [c for c in conds if c.get('type') != C.FAILED.value]
+    status['conditions'] = conds
+    status['observedSpecHash'] = digest
+    _finish(plan, C.FAILED, TerminalReason.INVALID_SPEC, f'invalid spec: {err}', now, 'Warning',
+            TerminalReason.INVALID_SPEC.value)
+    _finished(plan, None, obs, now, gang)
+    return plan
+
+
+def _entries(status: dict[str, Any], rtype: ReplicaType, count: int) -> list[dict[str, Any]]:
+    old = ((status.get('replicaStatuses') or {}).get(rtype.value) or {}).get('replicas') or []
+    by_index = {e.get('index'): e for e in old if isinstance(e, dict)}
+    return [copy.deepcopy(by_index.get(i, {'index': i})) for i in range(count)]
+
+
+def _suspend(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.datetime, gang: bool) -> None:
+    status = plan.status
+    _delete_children(plan, obs)
+    plan.delete_pod_group = gang
+    conds = status.get('conditions') or []
+    if not is_true(conds, C.SUSPENDED):
+        msg = f'TFJob {job.namespace}/{job.name} is suspended.'
+        conds = set_condition(conds, C.SUSPENDED, True, api.REASON_SUSPENDED, msg, now)
+        if is_true(conds, C.RUNNING):
+            conds = set_condition(conds, C.RUNNING, False, api.REASON_SUSPENDED, msg, now)
+        status['conditions'] = conds
+        status.pop('startTime', None)
+        plan.events.append(Event('Normal', api.REASON_SUSPENDED, msg))
+    for rtype, rspec in job.replicas.items():
+        entries = _entries(status, rtype, rspec.replicas)
+        for e in entries:      # pods deleted by suspension are not restarts
+            e.pop('podUID', None)
+            view = obs.pods.get(children.child_name(job.name, rtype, e['index']))
+            e['phase'] = 'Suspended' if view is None or view.phase != 'Succeeded' else 'Succeeded'
+        status.setdefault('replicaStatuses', {})[rtype.value] = {**replica_counts(entries), 'replicas': entries}
+
+
+def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[dict[str, Any]],
+              now: datetime.datetime, opts: ChildOptions | None = None) -> Plan:
+    """Decide everything for one TFJob. Pure: the same input gives the same plan."""
+    opts = opts or ChildOptions()
+    gang = bool(opts.gang_scheduler)
+    status = copy.deepcopy(body.get('status') or {})
+    status.pop('lastReconcileTime', None)
+    plan = Plan(status=status)
+    run_policy = (body.get('spec') or {}).get('runPolicy') or {}
+    if isinstance(run_policy, dict) and run_policy.get('managedBy') not in (None, *MANAGED_BY):
+        plan.status = copy.deepcopy(body.get('status') or {})
+        return plan      # another controller (e.g. MultiKueue) owns this job
+    uid = (body.get('metadata') or {}).get('uid') or ''
+    obs = _observe(uid, pods, services)
+    try:
+        job = parse_job(body)
+    except InvalidSpec as err:
+        return _invalid(plan, body, err, obs, now, gang)
+    conds = status.get('conditions') or []
+    if status.get('reason') == TerminalReason.INVALID_SPEC.value:
+        # The spec was fixed: start over (the old failure was about a different spec).
+        status.clear()
+        conds = []
+    if is_finished(conds):
+        _finished(plan, job, obs, now, gang)
+        return plan
+    ref = f'{job.namespace}/{job.name}'
+    if get_condition(conds, C.CREATED) is None:
+        conds = set_condition(conds, C.CREATED, True, api.REASON_CREATED, f'TFJob {ref} is created.', now)
+        plan.transitions.append(('created', None))
+    status['conditions'] = conds
+    if job.run_policy.suspend:
+        _suspend(plan, job, obs, now, gang)
+        return plan
+    if is_true(conds, C.SUSPENDED):
+        msg = f'TFJob {ref} is resumed.'
+        status['conditions'] = set_condition(conds, C.SUSPENDED, False, api.REASON_RESUMED, msg, now)
+        status['startTime'] = timestamp(now)
+        plan.events.append(Event('Normal', api.REASON_RESUMED, msg))
+    status.setdefault('startTime', timestamp(now))
+
+    deadline = job.run_policy.active_deadline_seconds
+    if deadline is not None:
+        start = parse_timestamp(status['startTime']) or now
+        left = (start + datetime.timedelta(seconds=deadline) - now).total_seconds()
+        if left <= 0:
+            _finish(plan, C.FAILED, TerminalReason.DEADLINE_EXCEEDED,
+                    f'TFJob {ref} ran longer than activeDeadlineSeconds={deadline}.', now, 'Warning',
+                    TerminalReason.DEADLINE_EXCEEDED.value)
+            _finished(plan, job, obs, now, gang)
+            return plan
+        plan.requeue(left)
+
+    _pods_and_services(plan, job, obs, now, opts)
+    return plan
+
+
+def _failure_message(view: PodView, why: str) -> str:
+    detail = f'exit code {view.exit_code}' if view.exit_code is not None else 'no exit code'
+    if view.reason:
+        detail += f', reason {view.reason}'
+    return f'pod {view.name} failed ({detail}); {why}'
+
+
+def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.datetime,
+                       opts: ChildOptions) -> None:
+    status = plan.status
+    ref = f'{job.namespace}/{job.name}'
+    views: dict[tuple[ReplicaType, int], PodView] = {}
+    desired_names: set[str] = set()
+    all_entries: dict[ReplicaType, list[dict[str, Any]]] = {}
+    permanent: list[tuple[TerminalReason, str]] = []
+    to_restart: list[tuple[dict[str, Any], PodView]] = []
+    in_place = 0
+    for rtype, rspec in job.replicas.items():
+        entries = _entries(status, rtype, rspec.replicas)
+        all_entries[rtype] = entries
+        for entry in entries:
+            i = entry['index']
+            name = children.child_name(job.name, rtype, i)
+            desired_names.add(name)
+            view = obs.pods.get(name)
+            entry.setdefault('recreations', 0)
+            if view is None:
+                if 'pod/' + name in obs.blocked:
+                    entry['phase'], entry['reason'] = 'Pending', 'NameTaken'
+                    entry['message'] = f'a pod named {name} belongs to another owner'
+                    plan.requeue(BLOCKED_RETRY_SECONDS)
+                else:
+                    if entry.get('podUID') and entry.get('podUID') != entry.get('restartedPodUID'):
+                        entry['recreations'] += 1      # it vanished (evicted, deleted by hand...)
+                        plan.events.append(Event('Warning', api.REASON_RESTARTING,
+                                                 f'pod {name} disappeared; recreating it'))
+                        plan.transitions.append(('restarted', rtype.value))
+                    entry.pop('podUID', None)
+                    entry.pop('restartedPodUID', None)
+                    entry['phase'] = 'Pending'
+                    plan.create_pods.append(children.desired_pod(job, rtype, i, opts))
+                entry['restarts'] = entry['recreations']
+            else:
+                views[(rtype, i)] = view
+                entry['podUID'] = view.uid
+                entry['phase'] = view.phase
+                entry['restarts'] = entry['recreations'] + view.restarts
+                in_place += view.restarts
+                if view.exit_code is not None:
+                    entry['exitCode'] = view.exit_code
+                for key, value in (('reason', view.reason), ('message', view.message)):
+                    if value:
+                        entry[key] = value
+                    elif view.phase in ('Running', 'Pending') and view.exit_code is None:
+                        entry.pop(key, None)
+                if view.phase == 'Failed':
+                    if is_retryable(rspec.restart_policy, view.exit_code):
+                        to_restart.append((entry, view))
+                    else:
+                        why = (TerminalReason.PERMANENT_EXIT_CODE
+                               if rspec.restart_policy is api.RestartPolicy.EXIT_CODE
+                               else TerminalReason.REPLICA_FAILED)
+                        permanent.append((why, _failure_message(
+                            view, f'restartPolicy {rspec.restart_policy.value} does not retry it')))
+            if name not in obs.services and 'service/' + name not in obs.blocked:
+                plan.create_services.append(children.desired_service(job, rtype, i, opts))
+
+    # Scale-down and type removal: children past the spec are deleted.
+    for name, view in obs.pods.items():
+        if name not in desired_names and view.phase != TERMINATING:
+            plan.delete_pods.append(name)
+    plan.delete_services.extend(sorted(n for n in obs.services - desired_names))
+
+    restarts = sum(e['recreations'] for es in all_entries.values() for e in es) + in_place
+    limit = job.run_policy.backoff_limit
+    backoff_msg = None
+    for entry, view in to_restart:
+        if entry.get('restartedPodUID') == view.uid:       # counted already; the delete is re-sent
+            plan.delete_pods.append(view.name)
+            continue
+        if limit is not None and restarts >= limit:
+            backoff_msg = _failure_message(view, f'backoffLimit {limit} reached after {restarts} restart(s)')
+            break
+        entry['recreations'] += 1
+        entry['restarts'] += 1
+        entry['restartedPodUID'] = view.uid
+        restarts += 1
+        plan.delete_pods.append(view.name)
+        msg = _failure_message(view, 'restarting it')
+        status['conditions'] = set_condition(status['conditions'], C.RESTARTING, True, api.REASON_RESTARTING,
+                                             f'TFJob {ref} is restarting: {msg}', now)
+        plan.events.append(Event('Warning', api.REASON_RESTARTING, msg))
+        plan.transitions.append(('restarted', view.rtype.value))
+    if backoff_msg is None and limit is not None and restarts > limit:
+        backoff_msg = f'{restarts} restart(s) exceed backoffLimit {limit}'
+
+    replica_statuses = {}
+    for rtype, entries in all_entries.items():
+        counts = replica_counts(entries)
+        replica_statuses[rtype.value] = {
+            **counts,
+            'labelSelector': {'matchLabels': {api.JOB_NAME_LABEL: job.name,
+                                              api.KUBEFLOW_LABEL_PREFIX + api.REPLICA_TYPE: rtype.lower}},
+            'replicas': entries,
+        }
+    status['replicaStatuses'] = replica_statuses
+    status['restarts'] = restarts
+
+    if opts.gang_scheduler and plan.create_pods:
+        plan.pod_group = children.pod_group(job, opts)
+    if plan.create_pods:
+        plan.ensure_secret = True
+
+    if not status.get('allRunningTime') and all(
+            e.get('phase') == 'Running' for es in all_entries.values() for e in es):
+        status['allRunningTime'] = timestamp(now)
+        plan.transitions.append(('all_running', None))
+
+    why_ok = succeeded(job, views)
+    if why_ok is not None:
+        for rs in replica_statuses.values():      # Kubeflow folds the still-active into succeeded
+            rs['succeeded'] += rs['active']
+            rs['active'] = 0
+        _finish(plan, C.SUCCEEDED, TerminalReason.SUCCEEDED, f'TFJob {ref} successfully completed: {why_ok}.',
+                now, 'Normal', api.REASON_SUCCEEDED)
+    elif permanent:
+        reason, msg = permanent[0]
+        _finish(plan, C.FAILED, reason, msg, now, 'Warning', 'TFJobFailed')
+    elif backoff_msg is not None:
+        _finish(plan, C.FAILED, TerminalReason.BACKOFF_LIMIT_EXCEEDED, backoff_msg, now, 'Warning',
+                TerminalReason.BACKOFF_LIMIT_EXCEEDED.value)
+    if is_finished(status['conditions']):
+        plan.create_pods.clear()
+        plan.create_services.clear()
+        plan.pod_group = None
+        plan.ensure_secret = False
+        plan.delete_pods.clear()
+        plan.delete_services.clear()
+        _finished(plan, job, obs, now, bool(opts.gang_scheduler))
+        return
+    if is_running(job, views) and not any(t == 'restarted' for t, _ in plan.transitions):
+        status['conditions'] = set_condition(status['conditions'], C.RUNNING, True, api.REASON_RUNNING,
+                                             f'TFJob {ref} is running.', now)

@@ -1,0 +1,265 @@
+"""Spec defaulting and validation: a TFJob body in, a typed ``JobSpec`` out.
+
+First step of the pure reconcile core (no I/O, no kopf). ``parse_job`` applies
+Kubeflow's defaults (replicas 1, restartPolicy Never, case-normalised replica
+keys, ``tfjob-port`` 2222) and checks what the CRD schema cannot: a Worker or
+Chief exists, at most one chief, a ``tensorflow`` container in every template,
+child names that fit a DNS label. Problems raise :class:`InvalidSpec`, whose
+``field`` is the path of the offending field, so the job can end ``Failed`` with
+reason ``InvalidSpec`` and a message that points at the fix.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import api
+from .api import CleanPodPolicy, ReplicaType, RestartPolicy, SuccessPolicy
+
+_DNS1035 = re.compile(r'^[a-z]([-a-z0-9]*[a-z0-9])?$')
+_KEYS = {t.value.lower(): t for t in ReplicaType}
+
+
+class InvalidSpec(ValueError):
+    """A spec the operator cannot run; ``field`` is the path of the culprit."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f'{field}: {message}')
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ReplicaSpec:
+    type: ReplicaType
+    replicas: int
+    restart_policy: RestartPolicy
+    template: dict[str, Any]   # defaulted deep copy (tfjob-port added)
+    port: int                  # the tensorflow container's tfjob-port
+    gpus: int                  # nvidia.com/gpu limit of the tensorflow container
+
+
+@dataclass(frozen=True)
+class SchedulingPolicy:
+    min_available: int | None = None
+    queue: str | None = None
+    priority_class: str | None = None
+    schedule_timeout_seconds: int | None = None
+    min_resources: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class RunPolicy:
+    clean_pod_policy: CleanPodPolicy = api.DEFAULT_CLEAN_POD_POLICY
+    ttl_seconds_after_finished: int | None = None
+    active_deadline_seconds: int | None = None
+    backoff_limit: int | None = None
+    scheduling: SchedulingPolicy = field(default_factory=SchedulingPolicy)
+    suspend: bool = False
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    name: str
+    namespace: str
+    uid: str
+    replicas: dict[ReplicaType, ReplicaSpec]   # in api.REPLICA_ORDER
+    run_policy: RunPolicy
+    success_policy: SuccessPolicy
+    spec_hash: str
+
+    @property
+    def chief_type(self) -> ReplicaType | None:
+        for rtype in (ReplicaType.CHIEF, ReplicaType.MASTER):
+            if rtype in self.replicas:
+                return rtype
+        return None
+
+    @property
+    def total_replicas(self) -> int:
+        return sum(r.replicas for r in self.replicas.values())
+
+    @property
+    def is_distributed(self) -> bool:
+        """Kubeflow's rule: TF_CONFIG is set unless the job has exactly one pod."""
+        return self.total_replicas != 1
+
+
+def spec_hash(spec: dict[str, Any] | None) -> str:
+    """A stable digest of the spec: a failed invalid job is retried only when it changes."""
+    raw = json.dumps(spec or {}, sort_keys=True, separators=(',', ':'), default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def _int_field(value: Any, path: str, minimum: int, default: int | None) -> int | None:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidSpec(path, f'must be an integer, got {value!r}')
+    if value < minimum:
+        raise InvalidSpec(path, f'must be >= {minimum}, got {value}')
+    return value
+
+
+def _enum_field(enum: type, value: Any, path: str, default: Any) -> Any:
+    if value is None:
+        return default
+    try:
+        return enum(value)
+    except ValueError:
+        allowed = ', '.join(repr(e.value) for e in enum)
+        raise InvalidSpec(path, f'must be one of {allowed}, got {value!r}') from None
+
+
+def _gpu_count(container: dict[str, Any], path: str) -> int:
+    limits = ((container.get('resources') or {}).get('limits') or {})
+    raw = limits.get(api.GPU_RESOURCE)
+    if raw is None:
+        return 0
+    try:
+        count = int(str(raw))
+    except ValueError:
+        raise InvalidSpec(f'{path}.resources.limits[{api.GPU_RESOURCE}]',
+                          f'must be a whole number of GPUs, got {raw!r}') from None
+    if count < 0:
+        raise InvalidSpec(f'{path}.resources.limits[{api.GPU_RESOURCE}]', 'must not be negative')
+    return count
+
+
+def _default_template(template: Any, path: str) -> tuple[dict[str, Any], int, int]:
+    """Validate a pod template; return the defaulted copy, the port and the GPU count."""
+    if not isinstance(template, dict):
+        raise InvalidSpec(path, 'a pod template is required')
+    template = copy.deepcopy(template)
+    pod_spec = template.get('spec')
+    if not isinstance(pod_spec, dict):
+        raise InvalidSpec(f'{path}.spec', 'a pod spec is required')
+    containers = pod_spec.get('containers')
+    if not isinstance(containers, list) or not containers:
+        raise InvalidSpec(f'{path}.spec.containers', 'at least one container is required')
+    tf_index = None
+    for i, container in enumerate(containers):
+        cpath = f'{path}.spec.containers[{i}]'
+        if not isinstance(container, dict):
+            raise InvalidSpec(cpath, 'must be an object')
+        if not container.get('image'):
+            raise InvalidSpec(f'{cpath}.image', 'every container needs an image')
+        if container.get('name') == api.CONTAINER_NAME and tf_index is None:
+            tf_index = i
+    if tf_index is None:
+        raise InvalidSpec(f'{path}.spec.containers',
+                          f'one container must be named {api.CONTAINER_NAME!r} (it gets TF_CONFIG)')
+    tf = containers[tf_index]
+    cpath = f'{path}.spec.containers[{tf_index}]'
+    ports = tf.setdefault('ports', [])
+    if not isinstance(ports, list):
+        raise InvalidSpec(f'{cpath}.ports', 'must be a list')
+    port = None
+    for j, p in enumerate(ports):
+        if isinstance(p, dict) and p.get('name') == api.PORT_NAME:
+            port = _int_field(p.get('containerPort'), f'{cpath}.ports[{j}].containerPort', 1, None)
+            if port is None or port > 65535:
+                raise InvalidSpec(f'{cpath}.ports[{j}].containerPort', 'must be a port number')
+    if port is None:
+        port = api.DEFAULT_PORT
+        ports.append({'name': api.PORT_NAME, 'containerPort': port})
+    return template, port, _gpu_count(tf, cpath)
+
+
+def _parse_replicas(raw: Any) -> dict[ReplicaType, ReplicaSpec]:
+    path = 'spec.tfReplicaSpecs'
+    if not isinstance(raw, dict) or not raw:
+        raise InvalidSpec(path, 'at least one replica type (Chief, PS, Worker, Evaluator) is required')
+    found: dict[ReplicaType, ReplicaSpec] = {}
+    for key, rspec in raw.items():
+        rpath = f'{path}.{key}'
+        rtype = _KEYS.get(str(key).lower())
+        if rtype is None:
+            raise InvalidSpec(rpath, 'unknown replica type; use Chief, Master, PS, Worker or Evaluator')
+        if rtype in found:
+            raise InvalidSpec(rpath, f'{rtype.value} is given twice (keys are case-insensitive)')
+        if not isinstance(rspec, dict):
+            raise InvalidSpec(rpath, 'must be an object')
+        replicas = _int_field(rspec.get('replicas'), f'{rpath}.replicas', 0, api.DEFAULT_REPLICAS)
+        policy = _enum_field(RestartPolicy, rspec.get('restartPolicy'), f'{rpath}.restartPolicy',
+                             api.DEFAULT_RESTART_POLICY)
+        template, port, gpus = _default_template(rspec.get('template'), f'{rpath}.template')
+        found[rtype] = ReplicaSpec(rtype, replicas, policy, template, port, gpus)
+    if ReplicaType.CHIEF in found and ReplicaType.MASTER in found:
+        raise InvalidSpec(f'{path}.Master', 'Chief and Master are the same role; give only one')
+    for rtype in (ReplicaType.CHIEF, ReplicaType.MASTER, ReplicaType.EVALUATOR):
+        if rtype in found and found[rtype].replicas > 1:
+            raise InvalidSpec(f'{path}.{rtype.value}.replicas',
+                              f'TensorFlow allows at most one {rtype.lower}, got {found[rtype].replicas}')
+    trainers = [t for t in found if t.is_chief or t is ReplicaType.WORKER]
+    if not any(found[t].replicas > 0 for t in trainers):
+        raise InvalidSpec(path, 'a Worker or Chief replica is required (ps and evaluator only serve them)')
+    return {t: found[t] for t in api.REPLICA_ORDER if t in found}
+
+
+def _parse_run_policy(raw: Any) -> RunPolicy:
+    path = 'spec.runPolicy'
+    if raw is None:
+        return RunPolicy()
+    if not isinstance(raw, dict):
+        raise InvalidSpec(path, 'must be an object')
+    sched_raw = raw.get('schedulingPolicy') or {}
+    if not isinstance(sched_raw, dict):
+        raise InvalidSpec(f'{path}.schedulingPolicy', 'must be an object')
+    spath = f'{path}.schedulingPolicy'
+    scheduling = SchedulingPolicy(
+        min_available=_int_field(sched_raw.get('minAvailable'), f'{spath}.minAvailable', 1, None),
+        queue=sched_raw.get('queue') or None,
+        priority_class=sched_raw.get('priorityClass') or None,
+        schedule_timeout_seconds=_int_field(sched_raw.get('scheduleTimeoutSeconds'),
+                                            f'{spath}.scheduleTimeoutSeconds', 0, None),
+        min_resources=sched_raw.get('minResources') or None,
+    )
+    suspend = raw.get('suspend', False)
+    if not isinstance(suspend, bool):
+        raise InvalidSpec(f'{path}.suspend', f'must be true or false, got {suspend!r}')
+    return RunPolicy(
+        clean_pod_policy=_enum_field(CleanPodPolicy, raw.get('cleanPodPolicy'), f'{path}.cleanPodPolicy',
+                                     api.DEFAULT_CLEAN_POD_POLICY),
+        ttl_seconds_after_finished=_int_field(raw.get('ttlSecondsAfterFinished'),
+                                              f'{path}.ttlSecondsAfterFinished', 0, None),
+        active_deadline_seconds=_int_field(raw.get('activeDeadlineSeconds'),
+                                           f'{path}.activeDeadlineSeconds', 1, None),
+        backoff_limit=_int_field(raw.get('backoffLimit'), f'{path}.backoffLimit', 0, None),
+        scheduling=scheduling,
+        suspend=suspend,
+    )
+
+
+def parse_job(body: dict[str, Any]) -> JobSpec:
+    """Default and validate a TFJob body. Raises :class:`InvalidSpec`."""
+    meta = body.get('metadata') or {}
+    name = meta.get('name') or ''
+    if not _DNS1035.match(name):
+        raise InvalidSpec('metadata.name', f'{name!r} must be a DNS-1035 label (lowercase, starts with a letter)')
+    spec = body.get('spec')
+    if not isinstance(spec, dict):
+        raise InvalidSpec('spec', 'must be an object')
+    replicas = _parse_replicas(spec.get('tfReplicaSpecs'))
+    for rtype, rspec in replicas.items():
+        longest = f'{name}-{rtype.lower}-{max(rspec.replicas - 1, 0)}'
+        if len(longest) > api.MAX_CHILD_NAME:
+            raise InvalidSpec('metadata.name', f'child name {longest!r} is longer than '
+                              f'{api.MAX_CHILD_NAME} characters; shorten the job name')
+    if spec.get('enableDynamicWorker'):
+        raise InvalidSpec('spec.enableDynamicWorker', 'dynamic workers are not supported')
+    success = _enum_field(SuccessPolicy, spec.get('successPolicy'), 'spec.successPolicy',
+                          SuccessPolicy.DEFAULT)
+    return JobSpec(
+        name=name,
+        namespace=meta.get('namespace') or 'default',
+        uid=meta.get('uid') or '',
+        replicas=replicas,
+        run_policy=_parse_run_policy(spec.get('runPolicy')),
+        success_policy=success,
+        spec_hash=spec_hash(spec),
+    )
