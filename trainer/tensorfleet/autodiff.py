@@ -1,0 +1,136 @@
+"""Reverse-mode autodiff over the graph: `tf.gradients(ys, xs, grad_ys)`.
+
+Flow: find the ops on some path from `xs` to `ys`, then visit them in reverse
+topological order, summing the gradients that reach each output (AddN) and
+calling the op type's registered gradient function (written beside the op in
+`ops/`). The result is more graph: evaluating it is the executor's job.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from .graph import Operation, Tensor, convert_to_tensor, get_default_graph
+from .op_registry import get_op_def
+from .ops import array_ops, math_ops
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _reachable_from(xs_ops: set, ys_ops: set) -> set:
+    """Ops that lie on a path from an op in xs_ops to an op in ys_ops (both inclusive)."""
+    # forward reach from xs
+    forward = set()
+    stack = list(xs_ops)
+    while stack:
+        op = stack.pop()
+        if op in forward:
+            continue
+        forward.add(op)
+        for out in op._outputs:
+            stack.extend(out._consumers)
+    # backward reach from ys, restricted to forward
+    between = set()
+    stack = [op for op in ys_ops if op in forward]
+    while stack:
+        op = stack.pop()
+        if op in between:
+            continue
+        between.add(op)
+        for t in op._inputs:
+            if t._op in forward:
+                stack.append(t._op)
+    return between
+
+
+def _topo_reverse(between: set) -> list:
+    """Ops of `between` so that every op comes after all its consumers within the set."""
+    return sorted(between, key=lambda op: op._id, reverse=True)  # creation order is topological
+
+
+def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
+              gate_gradients=False, aggregation_method=None, stop_gradients=None,
+              unconnected_gradients="none"):
+    """Symbolic d(sum(ys))/d(xs); None for an x that no y depends on (or zeros with 'zero')."""
+    ys = [convert_to_tensor(y) for y in _as_list(ys)]
+    xs_in = _as_list(xs)
+    xs = [convert_to_tensor(x) for x in xs_in]
+    grad_ys = _as_list(grad_ys) if grad_ys is not None else [None] * len(ys)
+    if len(grad_ys) != len(ys):
+        raise ValueError(f"Passed {len(grad_ys)} grad_ys for {len(ys)} ys")
+    stop_ops = {convert_to_tensor(s).op for s in _as_list(stop_gradients)} if stop_gradients else set()
+    g = ys[0].graph if ys else get_default_graph()
+
+    with g.name_scope(name):
+        between = _reachable_from({x.op for x in xs}, {y.op for y in ys})
+        pending: dict[Tensor, list] = {}
+        for y, gy in zip(ys, grad_ys):
+            if gy is None:
+                with g.colocate_with(y.op) if colocate_gradients_with_ops else _null():
+                    gy = _ones_like(y)
+            else:
+                gy = convert_to_tensor(gy, dtype=y.dtype)
+            pending.setdefault(y, []).append(gy)
+        xs_set = set(xs)
+        for op in _topo_reverse(between):
+            out_grads = [_aggregate(pending.get(t)) for t in op._outputs]
+            for t, gsum in zip(op._outputs, out_grads):
+                if gsum is not None:
+                    pending[t] = [gsum]
+            if op in stop_ops or all(gr is None for gr in out_grads):
+                continue
+            if all(t in xs_set for t in op._outputs) and not any(t._op in between for t in op._inputs):
+                continue  # a source: nothing upstream needs a gradient
+            op_def = get_op_def(op.type)
+            if op_def.not_differentiable:
+                continue
+            if op_def.grad_fn is None:
+                raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
+            with g.name_scope(op.name + "_grad"), \
+                    (g.colocate_with(op) if colocate_gradients_with_ops else _null()):
+                in_grads = op_def.grad_fn(op, *[gr if gr is not None else _zeros_like(t)
+                                                for gr, t in zip(out_grads, op._outputs)])
+            in_grads = _as_list(in_grads)
+            if len(in_grads) != len(op._inputs):
+                raise ValueError(f"Gradient function for {op.type} returned {len(in_grads)} gradients, "
+                                 f"expected {len(op._inputs)}")
+            for t, gr in zip(op._inputs, in_grads):
+                if gr is None or t._op not in between or not t.dtype.is_differentiable:
+                    continue
+                pending.setdefault(t, []).append(gr)
+        result = []
+        for x in xs:
+            gsum = _aggregate(pending.get(x))
+            if gsum is None and unconnected_gradients == "zero":
+                gsum = _zeros_like(x)
+            result.append(gsum)
+    return result
+
+
+def _aggregate(grads: Optional[list]) -> Optional[Tensor]:
+    if not grads:
+        return None
+    if len(grads) == 1:
+        return grads[0]
+    return math_ops.add_n(grads)
+
+
+def _ones_like(t: Tensor) -> Tensor:
+    one = array_ops.constant(1, dtype=t.dtype)
+    if t.shape.ndims == 0:
+        return one
+    return math_ops.broadcast_like(one, t)
+
+
+def _zeros_like(t: Tensor) -> Tensor:
+    zero = array_ops.constant(0, dtype=t.dtype)
+    return math_ops.broadcast_like(zero, t)
+
+
+class _null:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False

@@ -1,0 +1,196 @@
+"""Kernels for the core ops: constants, placeholders, variables/assign, arithmetic, matmul, sums.
+
+Written once against `ctx.xp` so the same code runs on numpy (CPU) and cupy (GPU).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dtypes
+from .. import errors
+from .registry import register_kernel
+
+_NO_INT32_ON_GPU = [d for d in (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int64, _dtypes.bool_)]
+
+
+def _shape_text(shape) -> str:
+    if shape.ndims is None:
+        return "<unknown>"
+    return "[" + ",".join("?" if d is None else str(d) for d in shape.as_tuple()) + "]"
+
+
+@register_kernel("Const")
+def const(ctx):
+    value = ctx.attrs.get("_device_value")
+    if value is None:
+        value = ctx.op.get_attr("value")
+        if ctx.xp is not np:  # upload once per plan, then reuse
+            value = ctx.xp.asarray(value)
+            ctx.attrs["_device_value"] = value
+    return value
+
+
+@register_kernel("Placeholder")
+def placeholder(ctx):
+    op = ctx.op
+    raise errors.InvalidArgumentError(
+        None, op, f"You must feed a value for placeholder tensor '{op.name}' with dtype "
+                  f"{op.get_attr('dtype').name} and shape {_shape_text(op.get_attr('shape'))}")
+
+
+@register_kernel("PlaceholderWithDefault")
+@register_kernel("Identity")
+@register_kernel("StopGradient")
+def identity(ctx, x):
+    return x
+
+
+@register_kernel("NoOp")
+def no_op(ctx):
+    return None
+
+
+# -- variables ----------------------------------------------------------------
+@register_kernel("VariableV2", devices=("CPU",))
+@register_kernel("VariableV2", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
+def variable(ctx):
+    return ctx.resources.read(ctx.op.name, ctx.op.name)
+
+
+def _check_assign_shape(ctx, var_name, old, new):
+    if ctx.op.get_attr("validate_shape") and old is not None and old.shape != new.shape:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, f"Assign requires shapes of both tensors to match. lhs shape= {list(old.shape)} "
+                          f"rhs shape= {list(new.shape)}\n\t [[node {ctx.op.name}]]")
+
+
+def _store(ctx, name, value):
+    value = ctx.xp.array(value, dtype=ctx.op.outputs[0].dtype.np_dtype, copy=True)
+    ctx.resources.store(name, value)
+    return value
+
+
+@register_kernel("Assign", devices=("CPU",))
+@register_kernel("Assign", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
+def assign(ctx, value):
+    name = ctx.attrs["var"].name
+    with ctx.resources.lock:
+        old = ctx.resources.variables.get(name)
+        declared = ctx.attrs["var"].outputs[0].shape
+        if old is None and ctx.op.get_attr("validate_shape") and not declared.is_compatible_with(value.shape):
+            raise errors.InvalidArgumentError(
+                None, ctx.op, f"Assign requires shapes of both tensors to match. lhs shape= {declared} "
+                              f"rhs shape= {list(value.shape)}\n\t [[node {ctx.op.name}]]")
+        _check_assign_shape(ctx, name, old, value)
+        return _store(ctx, name, value)
+
+
+def _update(ctx, delta, sign):
+    name = ctx.attrs["var"].name
+    with ctx.resources.lock:
+        old = ctx.resources.read(name, ctx.op.name)
+        new = old + delta if sign > 0 else old - delta
+        if new.shape != old.shape:
+            raise errors.InvalidArgumentError(None, ctx.op, f"{ctx.op.type} requires shapes of both tensors to "
+                                                            f"match. lhs shape= {list(old.shape)} rhs shape= "
+                                                            f"{list(delta.shape)}")
+        new = ctx.xp.asarray(new).astype(old.dtype, copy=False)
+        ctx.resources.store(name, new)
+        return new
+
+
+@register_kernel("AssignAdd", devices=("CPU",))
+@register_kernel("AssignAdd", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
+def assign_add(ctx, delta):
+    return _update(ctx, delta, +1)
+
+
+@register_kernel("AssignSub", devices=("CPU",))
+@register_kernel("AssignSub", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
+def assign_sub(ctx, delta):
+    return _update(ctx, delta, -1)
+
+
+@register_kernel("IsVariableInitialized")
+def is_variable_initialized(ctx):
+    return np.bool_(ctx.attrs["var"].name in ctx.resources.variables)
+
+
+# -- arithmetic ---------------------------------------------------------------
+@register_kernel("Add")
+def add(ctx, x, y):
+    return x + y
+
+
+@register_kernel("Sub")
+def sub(ctx, x, y):
+    return x - y
+
+
+@register_kernel("Mul")
+def mul(ctx, x, y):
+    return x * y
+
+
+@register_kernel("Neg")
+def neg(ctx, x):
+    return -x
+
+
+@register_kernel("AddN")
+def add_n(ctx, *xs):
+    out = xs[0] + xs[1]
+    for x in xs[2:]:
+        out += x
+    return out
+
+
+@register_kernel("MatMul")
+def matmul(ctx, a, b):
+    if ctx.attrs["transpose_a"]:
+        a = a.T
+    if ctx.attrs["transpose_b"]:
+        b = b.T
+    return a @ b
+
+
+@register_kernel("Sum")
+def reduce_sum(ctx, x):
+    return ctx.xp.sum(x, axis=ctx.attrs["axis"], keepdims=ctx.attrs["keepdims"]).astype(x.dtype, copy=False)
+
+
+@register_kernel("Cast")
+def cast(ctx, x):
+    return ctx.xp.asarray(x).astype(ctx.attrs["DstT"].np_dtype)
+
+
+def _sum_to_shape(xp, grad, shape):
+    if grad.shape == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape) if d == 1 and grad.shape[lead + i] != 1)
+    out = xp.sum(grad, axis=axes, keepdims=True) if axes else grad
+    return out.reshape(shape).astype(grad.dtype, copy=False)
+
+
+@register_kernel("SumToShapeOf")
+def sum_to_shape_of(ctx, grad, like):
+    return _sum_to_shape(ctx.xp, grad, like.shape)
+
+
+@register_kernel("BroadcastLike")
+def broadcast_like(ctx, x, like):
+    return ctx.xp.broadcast_to(x, like.shape)
+
+
+@register_kernel("ReductionGrad")
+def reduction_grad(ctx, grad, like):
+    axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
+    if axis is not None and not keepdims:
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        axes = sorted(a % like.ndim for a in axes)
+        shape = list(grad.shape)
+        for a in axes:
+            shape.insert(a, 1)
+        grad = grad.reshape(shape)
+    return ctx.xp.broadcast_to(grad, like.shape)

@@ -1,0 +1,121 @@
+"""Kernel registry: the numpy/cupy implementations, per op type, device type and dtype.
+
+Kernels are plain functions `fn(ctx, *input_arrays) -> array | tuple | None`
+that never write into their inputs (outputs may be views of them),
+written once against `ctx.xp` (numpy on CPU, cupy on GPU) wherever possible.
+The placer asks `has_kernel` to validate devices; the executor binds `lookup`
+results into its per-run plan, once, together with a `KernelContext`.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+import numpy as np
+
+from .. import errors
+from ..dtypes import DType
+
+KernelFn = Callable[..., Any]
+ALL_DEVICES = ("CPU", "GPU")
+
+
+@dataclass
+class _KernelDef:
+    fn: KernelFn
+    dtypes: Optional[frozenset]  # None: any dtype
+
+
+_KERNELS: dict[tuple[str, str], list[_KernelDef]] = {}
+
+
+def register_kernel(op_type: str, devices: Iterable[str] = ALL_DEVICES, dtypes: Optional[Iterable[DType]] = None):
+    """Decorator registering `fn` for `op_type` on each device type (optionally only some dtypes)."""
+
+    def deco(fn: KernelFn) -> KernelFn:
+        dts = None if dtypes is None else frozenset(dtypes)
+        for dev in devices:
+            _KERNELS.setdefault((op_type, dev), []).append(_KernelDef(fn, dts))
+        return fn
+
+    return deco
+
+
+def kernel_dtype(op) -> Optional[DType]:
+    """The dtype a kernel is selected by: attr T/dtype, else the first output's, else the first input's."""
+    for key in ("T", "dtype"):
+        v = op.attrs.get(key)
+        if isinstance(v, DType):
+            return v
+    if op.outputs:
+        return op.outputs[0].dtype
+    if op.inputs:
+        return op.inputs[0].dtype
+    return None
+
+
+def lookup(op, device_type: str) -> Optional[KernelFn]:
+    dt = kernel_dtype(op)
+    for kd in _KERNELS.get((op.type, device_type), ()):
+        if kd.dtypes is None or dt in kd.dtypes:
+            return kd.fn
+    return None
+
+
+def has_kernel(op, device_type: str) -> bool:
+    return lookup(op, device_type) is not None
+
+
+def registered_kernels() -> dict:
+    return {k: len(v) for k, v in _KERNELS.items()}
+
+
+class ResourceStore:
+    """Per-session mutable state that stateful kernels use: variable values and RNG streams.
+
+    Values stored are treated as immutable: updates replace the array (no
+    in-place writes), so a value read earlier in a step is a consistent snapshot
+    and fetched results never alias a variable that changes later.
+    """
+
+    def __init__(self):
+        self.variables: dict[str, Any] = {}
+        self.lock = threading.RLock()
+        self._rngs: dict[str, np.random.Generator] = {}
+
+    def read(self, name: str, op_name: str):
+        try:
+            return self.variables[name]
+        except KeyError:
+            raise errors.FailedPreconditionError(
+                None, None, f"Attempting to use uninitialized value {name}\n\t [[node {op_name}]]") from None
+
+    def store(self, name: str, value) -> None:
+        """Replaces a variable's value; numpy values are frozen so readers can share them."""
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        self.variables[name] = value
+
+    def rng(self, key: str, seed: Optional[tuple]) -> np.random.Generator:
+        """A stream per random op: reproducible for a fixed (graph seed, op seed), fresh otherwise."""
+        gen = self._rngs.get(key)
+        if gen is None:
+            gen = np.random.Generator(np.random.PCG64(seed if seed is not None else None))
+            self._rngs[key] = gen
+        return gen
+
+
+@dataclass
+class KernelContext:
+    """What a kernel may look at: its op (name, attrs), the array module, the session's resources."""
+
+    op: Any
+    xp: Any
+    resources: ResourceStore
+    device: str = ""
+    attrs: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.op.name

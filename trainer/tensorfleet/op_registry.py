@@ -1,0 +1,74 @@
+"""The op registry: for each op type, its shape function, gradient and flags.
+
+Bottom layer beside `dtypes`: `graph` consults it when an op is created (shape
+inference), `autodiff` when differentiating, the executor for the cost class.
+Op modules under `ops/` fill it; `@register_gradient` sits right beside the op.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+ShapeFn = Callable[["Operation"], list]  # -> [(DType, TensorShape), ...]
+GradFn = Callable[..., list]  # (op, *output_grads) -> [input grad or None, ...]
+
+
+@dataclass
+class OpDef:
+    type: str
+    shape_fn: ShapeFn
+    grad_fn: Optional[GradFn] = None
+    #: no gradient flows through this op (tf.NoGradient / ops.NotDifferentiable)
+    not_differentiable: bool = False
+    #: stateful ops (variables, assigns, random) are never constant-folded or deduplicated
+    stateful: bool = False
+    #: the executor may hand expensive ops to the inter-op pool; cheap ones run inline
+    expensive: bool = False
+    attrs_doc: dict = field(default_factory=dict)
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def register_op(op_type: str, shape_fn: ShapeFn, *, stateful: bool = False, expensive: bool = False) -> OpDef:
+    """Declares an op type. Re-registering the same type is an error."""
+    if op_type in _REGISTRY:
+        raise KeyError(f"Op type {op_type!r} is already registered")
+    op_def = OpDef(op_type, shape_fn, stateful=stateful, expensive=expensive)
+    _REGISTRY[op_type] = op_def
+    return op_def
+
+
+def register_gradient(op_type: str):
+    """Decorator: `@register_gradient("MatMul") def _grad(op, grad): ...` (TF's RegisterGradient)."""
+
+    def deco(fn: GradFn) -> GradFn:
+        op_def = _REGISTRY.get(op_type)
+        if op_def is None:
+            raise KeyError(f"Cannot register a gradient for unknown op type {op_type!r}")
+        if op_def.grad_fn is not None:
+            raise KeyError(f"Gradient for op type {op_type!r} is already registered")
+        op_def.grad_fn = fn
+        return fn
+
+    return deco
+
+
+def not_differentiable(op_type: str) -> None:
+    """Marks an op as having no gradient (TF's `ops.NotDifferentiable`)."""
+    _REGISTRY[op_type].not_differentiable = True
+
+
+NotDifferentiable = not_differentiable
+RegisterGradient = register_gradient
+
+
+def get_op_def(op_type: str) -> OpDef:
+    try:
+        return _REGISTRY[op_type]
+    except KeyError:
+        raise KeyError(f"Op type not registered: {op_type!r}") from None
+
+
+def registered_op_types() -> list[str]:
+    return sorted(_REGISTRY)

@@ -1,0 +1,234 @@
+"""`Session`: feeds in, fetches out, over an executor plan cached per signature.
+
+Flow: `run()` flattens the (nested) fetches and the feed_dict into graph
+elements, validates fed values against their tensors' dtype and static shape,
+gets or builds the `ExecutionPlan` for that signature, runs it, and rebuilds
+the fetch structure with numpy values. Variable values live in the session's
+`ResourceStore`, so two sessions on one graph have independent variables.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Optional
+
+import numpy as np
+
+from . import errors
+from .graph import Graph, Operation, Tensor, _default_session_stack, get_default_graph
+from .kernels import ResourceStore
+from .kernels.backend import to_host
+from .executor import ExecutionPlan
+
+
+class _FetchMapper:
+    """Flattens nested fetches (lists, tuples, namedtuples, dicts) and rebuilds results."""
+
+    def __init__(self, graph: Graph, fetches):
+        self.elements: list = []
+        self._structure = self._flatten(graph, fetches)
+
+    def _flatten(self, graph, f):
+        if isinstance(f, (list, tuple)) and not hasattr(f, "_as_graph_element"):
+            return (type(f), [self._flatten(graph, x) for x in f])
+        if isinstance(f, dict):
+            return (dict, type(f), [(k, self._flatten(graph, v)) for k, v in f.items()])
+        if f is None:
+            raise TypeError(f"Fetch argument None has invalid type {type(None)}")
+        try:
+            el = graph.as_graph_element(f, allow_tensor=True, allow_operation=True)
+        except TypeError as e:
+            raise TypeError(f"Fetch argument {f!r} has invalid type {type(f)}, must be a string or Tensor. ({e})") \
+                from None
+        except (KeyError, ValueError) as e:
+            raise ValueError(f"Fetch argument {f!r} cannot be interpreted as a Tensor. ({e})") from None
+        self.elements.append(el)
+        return len(self.elements) - 1
+
+    def build(self, values: list):
+        return self._build(self._structure, values)
+
+    def _build(self, s, values):
+        if isinstance(s, int):
+            return values[s]
+        if s[0] is dict:
+            return s[1]((k, self._build(v, values)) for k, v in s[2])
+        typ, items = s
+        built = [self._build(x, values) for x in items]
+        if typ is list:
+            return built
+        if typ is tuple:
+            return tuple(built)
+        return typ(*built) if hasattr(typ, "_fields") else typ(built)
+
+
+def _fetch_value(v):
+    if v is None:
+        return None
+    v = to_host(v)
+    if isinstance(v, np.ndarray):
+        if v.ndim == 0:
+            return v[()]
+        if not v.flags.writeable:  # variables and constants are stored read-only: hand out a copy
+            return v.copy()
+    return v
+
+
+def _convert_feed(t: Tensor, value):
+    npd = t.dtype.np_dtype
+    if isinstance(value, (Tensor, Operation)):
+        raise TypeError(f"The value of a feed cannot be a tf.Tensor object. Acceptable feed values include "
+                        f"Python scalars, strings, lists, numpy ndarrays, or TensorHandles. "
+                        f"For reference, the tensor object was {value!r} which was passed to the feed with key "
+                        f"{t!r}.")
+    try:
+        raw = np.asarray(value)
+        arr = raw.astype(npd, copy=False) if raw.dtype != npd else raw
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"Cannot feed value {value!r:.80} for Tensor '{t.name}' of dtype {t.dtype.name}: {e}") \
+            from None
+    if raw.dtype.kind == "f" and npd.kind in "iub" and raw.size and not np.array_equal(raw, arr):
+        raise TypeError(f"Cannot feed value of dtype {raw.dtype} with non-integral values for Tensor '{t.name}', "
+                        f"which has dtype {t.dtype.name} and shape {t.shape}")
+    if not t.shape.is_compatible_with(arr.shape):
+        raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor '{t.name}', which has shape "
+                         f"'{t.shape}'")
+    return arr
+
+
+class BaseSession:
+    """Common machinery of `Session` and `InteractiveSession`."""
+
+    def __init__(self, target: str = "", graph: Optional[Graph] = None, config=None):
+        self._graph = graph or get_default_graph()
+        self._target = target
+        self._config = config
+        self._closed = False
+        self._resources = ResourceStore()
+        self._plans: dict = {}
+        self._plans_lock = threading.Lock()
+        self._default_ctx = None
+        if target:
+            raise errors.UnimplementedError(None, None, f"Session target {target!r} needs the distributed runtime")
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def graph_def(self):
+        return [op.node_def for op in self._graph.get_operations()]
+
+    @property
+    def sess_str(self) -> str:
+        return self._target
+
+    def list_devices(self):
+        return ["/job:localhost/replica:0/task:0/device:CPU:0"]
+
+    # -- running --------------------------------------------------------------
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Runs the ops needed for `fetches` and returns their values in the same structure."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        mapper = _FetchMapper(self._graph, fetches)
+        feed_tensors, feed_values = self._feeds(feed_dict)
+        fetch_tensors, targets, index = [], [], []
+        for el in mapper.elements:
+            if isinstance(el, Tensor):
+                index.append(len(fetch_tensors))
+                fetch_tensors.append(el)
+            else:
+                index.append(None)
+                targets.append(el)
+        plan = self._plan(tuple(fetch_tensors), tuple(feed_tensors), tuple(targets))
+        results = plan.run(feed_values)
+        values = [None if i is None else _fetch_value(results[i]) for i in index]
+        return mapper.build(values)
+
+    def _feeds(self, feed_dict):
+        if not feed_dict:
+            return [], []
+        tensors, values = [], []
+        for key, value in feed_dict.items():
+            try:
+                t = self._graph.as_graph_element(key, allow_tensor=True, allow_operation=False)
+            except (TypeError, ValueError, KeyError) as e:
+                raise TypeError(f"Cannot interpret feed_dict key as Tensor: {e}") from None
+            tensors.append(t)
+            values.append(_convert_feed(t, value))
+        return tensors, values
+
+    def _plan(self, fetches, feeds, targets) -> ExecutionPlan:
+        key = (fetches, feeds, targets)
+        plan = self._plans.get(key)
+        if plan is None:
+            with self._plans_lock:
+                plan = self._plans.get(key)
+                if plan is None:
+                    plan = self._build_plan(fetches, feeds, targets)
+                    self._plans[key] = plan
+        return plan
+
+    def _build_plan(self, fetches, feeds, targets) -> ExecutionPlan:
+        return ExecutionPlan(fetches, feeds, targets, self._resources, lambda op: "CPU")
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """Returns f(*feed_values) equivalent to run(fetches, dict(zip(feed_list, feed_values)))."""
+        feed_list = list(feed_list or [])
+
+        def call(*args, **kwargs):
+            return self.run(fetches, dict(zip(feed_list, args)))
+
+        return call
+
+    # -- lifecycle ------------------------------------------------------------
+    def close(self) -> None:
+        self._closed = True
+        self._plans.clear()
+
+    def as_default(self):
+        return _SessionDefault(self)
+
+    def __enter__(self):
+        self._default_ctx = _SessionDefault(self)
+        self._default_ctx.__enter__()
+        self._graph_ctx = self._graph.as_default()
+        self._graph_ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._graph_ctx.__exit__(*exc)
+        self._default_ctx.__exit__(*exc)
+        self.close()
+        return False
+
+
+class _SessionDefault:
+    def __init__(self, session):
+        self._session = session
+
+    def __enter__(self):
+        _default_session_stack.append(self._session)
+        return self._session
+
+    def __exit__(self, *exc):
+        if _default_session_stack and _default_session_stack[-1] is self._session:
+            _default_session_stack.pop()
+        return False
+
+
+class Session(BaseSession):
+    """`tf.Session(target='', graph=None, config=None)`."""
+
+
+class InteractiveSession(BaseSession):
+    """A session that installs itself as the default session on creation (for shells and notebooks)."""
+
+    def __init__(self, target: str = "", graph: Optional[Graph] = None, config=None):
+        super().__init__(target, graph, config)
+        _default_session_stack.append(self)
+
+    def close(self) -> None:
+        if self in _default_session_stack:
+            _default_session_stack.remove(self)
+        super().close()
