@@ -1,9 +1,13 @@
 """Tensorfleet: a TensorFlow-1 graph/session runtime on numpy (and cupy).
 
-Use it as `import tensorfleet as tf`. Layers, bottom up: dtypes, tensor_shape,
-device_spec, op_registry -> graph -> ops (+ kernels) -> autodiff / placement ->
-executor -> session -> distributed -> train.
+Use it as `import tensorfleet as tf` (or `tf.compat.v1`). Layers, bottom up:
+dtypes, tensor_shape, device_spec, op_registry -> graph -> ops (+ kernels) ->
+autodiff / placement -> executor -> session -> distributed -> train.
+The public TF names come from each module's `__all__`.
 """
+import sys as _sys
+import types as _types
+
 from . import dtypes, errors
 from .dtypes import (DType, as_dtype, bool_ as bool, double, float16, float32, float64, half, int8, int16, int32,
                      int64, uint8)
@@ -14,16 +18,31 @@ from .graph import (Graph, GraphKeys, Operation, Tensor, add_to_collection, add_
                     get_default_graph, get_default_session, name_scope, register_tensor_conversion_function,
                     reset_default_graph, set_random_seed)
 from . import kernels as _kernels  # noqa: F401  (kernel registration)
-from . import ops as _ops  # noqa: F401  (op registration)
-from .ops.array_ops import constant, identity, placeholder, placeholder_with_default, stop_gradient
-from .ops.control_flow_ops import group, no_op, tuple_ as tuple
-from .ops.math_ops import add, add_n, cast, matmul, multiply, negative, reduce_sum, subtract
-from .ops.state_ops import (Variable, all_variables, assign, assign_add, assign_sub, global_variables,
-                            global_variables_initializer, initialize_all_variables, is_variable_initialized,
-                            local_variables, local_variables_initializer, model_variables, trainable_variables,
-                            variables_initializer)
+from .ops.array_ops import *  # noqa: F401,F403
+from .ops.math_ops import *  # noqa: F401,F403
+from .ops.control_flow_ops import *  # noqa: F401,F403
+from .ops.control_flow_ops import tuple_ as tuple  # noqa: A001
+from .ops.state_ops import *  # noqa: F401,F403
+from .ops.random_ops import *  # noqa: F401,F403
+from .ops.init_ops import *  # noqa: F401,F403
+from .ops.variable_scope import *  # noqa: F401,F403
 from .op_registry import NotDifferentiable, RegisterGradient
 from .autodiff import gradients
+from .config import *  # noqa: F401,F403
+from .placement import *  # noqa: F401,F403
 from .session import InteractiveSession, Session
+from . import nn, layers, train  # noqa: E402
+from . import datasets  # noqa: E402
 
 newaxis = None
+AUTO_REUSE = _sys.modules[__name__].__dict__.get("AUTO_REUSE", "auto_reuse")
+
+
+def disable_eager_execution():
+    """Graph mode is the only mode: accepted for TF1 scripts that call it."""
+
+
+disable_v2_behavior = disable_eager_execution
+enable_resource_variables = disable_eager_execution
+
+compat = _types.SimpleNamespace(v1=_sys.modules[__name__])

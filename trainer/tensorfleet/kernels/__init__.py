@@ -1,3 +1,3 @@
 """Kernels: numpy/cupy implementations of every op, registered per device type and dtype."""
-from . import core_kernels  # noqa: F401  (registration)
+from . import array_kernels, core_kernels, math_kernels, nn_kernels, random_kernels, train_kernels  # noqa: F401
 from .registry import KernelContext, ResourceStore, has_kernel, lookup, register_kernel  # noqa: F401

@@ -1,5 +1,7 @@
 """Op definitions: Python wrappers with TF's names, shape functions and gradients.
 
-Importing this package registers every op type in `op_registry`.
+Importing this package registers every op type in `op_registry`. Each module
+lists its public TF names in `__all__`; the package root re-exports them.
 """
-from . import array_ops, control_flow_ops, math_ops, state_ops  # noqa: F401  (registration)
+from . import (array_ops, control_flow_ops, init_ops, math_ops, nn_ops, random_ops,  # noqa: F401
+               state_ops, variable_scope)

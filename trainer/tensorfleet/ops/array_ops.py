@@ -2,7 +2,10 @@
 
 Sits in `ops/`: wrappers + shape functions + gradients; kernels in `kernels/array_kernels.py`.
 """
+
 from __future__ import annotations
+
+__all__ = ["constant", "placeholder", "placeholder_with_default", "identity", "stop_gradient"]
 
 import numpy as np
 

@@ -3,7 +3,10 @@
 `group` is a NoOp whose control inputs are the grouped ops; the executor runs it
 after all of them. (Dataflow `cond`/`while_loop` are not part of this runtime yet.)
 """
+
 from __future__ import annotations
+
+__all__ = ["no_op", "group"]
 
 from ..graph import Operation, Tensor, _as_operation, get_default_graph
 from .common import make_op, register_op

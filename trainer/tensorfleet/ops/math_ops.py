@@ -3,7 +3,10 @@
 Each op: wrapper with TF's signature and default name, shape function, gradient.
 Broadcasting gradients are reduced back to the input's shape with `sum_to_shape_of`.
 """
+
 from __future__ import annotations
+
+__all__ = ["add", "subtract", "multiply", "sub", "mul", "negative", "neg", "add_n", "matmul", "reduce_sum", "cast"]
 
 from .. import dtypes as _dtypes
 from ..graph import Tensor

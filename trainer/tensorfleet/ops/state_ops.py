@@ -5,7 +5,10 @@ keyed by the variable op's name. `VariableV2` reads it (FailedPreconditionError
 if never assigned); assign ops carry the variable op in their `var` attr and are
 colocated with it, so the placer keeps a variable and its updates together.
 """
+
 from __future__ import annotations
+
+__all__ = ["Variable", "assign", "assign_add", "assign_sub", "is_variable_initialized", "global_variables", "all_variables", "local_variables", "trainable_variables", "model_variables", "variables_initializer", "global_variables_initializer", "local_variables_initializer", "initialize_all_variables"]
 
 from typing import Optional
 

@@ -1,0 +1,2 @@
+"""ConfigProto and GPUOptions (filled in by the devices/executor work)."""
+__all__ = []

@@ -1,0 +1,2 @@
+"""`tf.layers`: TF1 layer functions (dense, ...)."""
+__all__ = []

@@ -1,0 +1,1 @@
+"""`tf.train`: optimizers, global step, Saver."""
