@@ -298,16 +298,16 @@ def cnn_forward(params, x):
     flat = p2.reshape(p2.shape[0], -1)
     logits = flat @ params["w3"]
     logits += params["b3"]
-    cache = (h1, cols1, a1.shape, masks1, p1.shape, h2, cols2, a2.shape, masks2, p2.shape,
-             flat)
+    cache = (h1, cols1, a1.shape, masks1, p1.shape,
+             h2, cols2, a2.shape, masks2, p2.shape, flat)
     return logits, cache
 
 
 def cnn_loss_and_grads(params, x, y):
     """Loss and a dict of gradients (same keys as ``params``) for the small CNN."""
     logits, cache = cnn_forward(params, x)
-    h1, cols1, a1_shape, masks1, p1_shape, h2, cols2, a2_shape, masks2, p2_shape, flat = \
-        cache
+    (h1, cols1, a1_shape, masks1, p1_shape,
+     h2, cols2, a2_shape, masks2, p2_shape, flat) = cache
     loss, d = _softmax_xent(logits, y)
     g = {"w3": flat.T @ d, "b3": d.sum(axis=0)}
     dp2 = (d @ params["w3"].T).reshape(p2_shape)

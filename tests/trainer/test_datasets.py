@@ -296,7 +296,8 @@ def test_next_batch_epoch_coverage_and_straddle():
     assert ds.epochs_completed == 1
     first_epoch = np.concatenate([b1, b2, b3[:2]])
     assert sorted(first_epoch.tolist()) == list(range(n))
-    assert np.array_equal(b3[:2], epochs[0][8:]) and np.array_equal(b3[2:], epochs[1][:2])
+    assert np.array_equal(b3[:2], epochs[0][8:])
+    assert np.array_equal(b3[2:], epochs[1][:2])
 
 
 def test_next_batch_seed_determinism():
