@@ -25,6 +25,7 @@ test: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(VPY) -m pytest -q -m "not gpu" $(PYTEST_ARGS)
 
 bench: $(STAMP)
+	$(VPY) -m pip install -q -e '.[bench]'
 	OPENBLAS_NUM_THREADS=1 $(VPY) bench/step_overhead.py
 
 clean:
