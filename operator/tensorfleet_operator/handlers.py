@@ -105,7 +105,7 @@ class Controller:
         if self.client is None or self.client.creds != creds:
             old, self.client = self.client, KubeClient(creds, self.config.max_in_flight)
             if old is not None:
-                asyncio.get_event_loop().create_task(old.close())
+                asyncio.get_running_loop().create_task(old.close())
 
     async def close(self) -> None:
         for state in self._jobs.values():
@@ -210,7 +210,8 @@ class Controller:
             since = (now - created).total_seconds() if created else None
             self.metrics.transitions(namespace, plan.transitions, since)
         self.metrics.job_condition(key, latest_condition(plan.status))
-        events = list(plan.events)
+        await self._post_events(body, plan.events)     # right after the status they describe
+        events: list[Event] = []
 
         if plan.pod_group and uid not in self._pod_groups:
             g, v, plural = api.PODGROUP_API[self.config.gang_scheduler or api.GANG_VOLCANO]
@@ -340,7 +341,7 @@ def build_registry(controller: Controller, login: LoginFn | None = None,
             controller.metrics.serve(config.metrics_port, config.metrics_address)
 
     @kopf.on.login(registry=registry)
-    def login_handler(**kwargs: Any) -> Any:
+    async def login_handler(**kwargs: Any) -> Any:
         info = login_fn(**kwargs)
         if info is not None:
             controller.connect(info)
@@ -351,17 +352,17 @@ def build_registry(controller: Controller, login: LoginFn | None = None,
         await controller.close()
 
     @kopf.on.probe(id='jobs', registry=registry)
-    def probe_jobs(**_: Any) -> int:
+    async def probe_jobs(**_: Any) -> int:
         return controller.known_jobs
 
     @kopf.on.event(config.api_group, api.VERSION, api.PLURAL, registry=registry)
-    def tfjob_event(event: dict[str, Any], name: str, namespace: str, **_: Any) -> None:
+    async def tfjob_event(event: dict[str, Any], name: str, namespace: str, **_: Any) -> None:
         if event.get('type') == 'DELETED':
             controller.forget(namespace, name)
         else:
             controller.trigger(namespace, name)
 
-    def child_event(body: dict[str, Any], namespace: str, **_: Any) -> None:
+    async def child_event(body: dict[str, Any], namespace: str, **_: Any) -> None:
         job = (body.get('metadata', {}).get('labels') or {}).get(api.JOB_NAME_LABEL)
         if job:
             controller.trigger(namespace, job)

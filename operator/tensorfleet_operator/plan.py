@@ -69,20 +69,29 @@ class _Observed:
 def _observe(uid: str, pods: list[dict[str, Any]], services: list[dict[str, Any]]) -> _Observed:
     obs = _Observed({}, set(), set(), {})
     for pod in pods:
-        name = (pod.get('metadata') or {}).get('name')
-        if not name:
+        meta = pod.get('metadata') if isinstance(pod, dict) else None
+        name = meta.get('name') if isinstance(meta, dict) else None
+        if not isinstance(name, str) or not name:
             continue
-        view = observe_pod(pod) if controller_uid(pod) == uid else None
+        try:
+            view = observe_pod(pod) if controller_uid(pod) == uid else None
+        except (TypeError, AttributeError, ValueError):    # unreadable: treat it as not ours
+            view = None
         if view is None:
             obs.blocked.add('pod/' + name)
         else:
             obs.pods[name] = view
             obs.raw_pods[name] = pod
     for svc in services:
-        name = (svc.get('metadata') or {}).get('name')
-        if not name:
+        meta = svc.get('metadata') if isinstance(svc, dict) else None
+        name = meta.get('name') if isinstance(meta, dict) else None
+        if not isinstance(name, str) or not name:
             continue
-        if controller_uid(svc) == uid:
+        try:
+            ours = controller_uid(svc) == uid
+        except (TypeError, AttributeError):
+            ours = False
+        if ours:
             obs.services.add(name)
         else:
             obs.blocked.add('service/' + name)
@@ -161,6 +170,37 @@ def _invalid(plan: Plan, body: dict[str, Any], err: InvalidSpec, obs: _Observed,
     return plan
 
 
+def sanitize_status(raw: Any) -> dict[str, Any]:
+    """A deep copy of the stored status with anything malformed dropped (never trust input)."""
+    if not isinstance(raw, dict):
+        return {}
+    status = copy.deepcopy(raw)
+    status.pop('lastReconcileTime', None)
+    for key in ('startTime', 'completionTime', 'allRunningTime', 'reason', 'message', 'observedSpecHash'):
+        if key in status and not isinstance(status[key], str):
+            del status[key]
+    if not isinstance(status.get('restarts', 0), int):
+        del status['restarts']
+    conds = status.get('conditions')
+    if conds is not None:
+        status['conditions'] = [c for c in conds if isinstance(c, dict) and isinstance(c.get('type'), str)] \
+            if isinstance(conds, list) else []
+    replicas = status.get('replicaStatuses')
+    if replicas is not None:
+        clean = {}
+        for rtype, rs in (replicas.items() if isinstance(replicas, dict) else ()):
+            if not isinstance(rs, dict):
+                continue
+            entries = rs.get('replicas')
+            rs['replicas'] = [e for e in entries if isinstance(e, dict) and isinstance(e.get('index'), int)
+                              and isinstance(e.get('recreations', 0), int)
+                              and all(isinstance(e.get(k), str) for k in ('podUID', 'restartedPodUID') if k in e)] \
+                if isinstance(entries, list) else []
+            clean[rtype] = rs
+        status['replicaStatuses'] = clean
+    return status
+
+
 def _entries(status: dict[str, Any], rtype: ReplicaType, count: int) -> list[dict[str, Any]]:
     old = ((status.get('replicaStatuses') or {}).get(rtype.value) or {}).get('replicas') or []
     by_index = {e.get('index'): e for e in old if isinstance(e, dict)}
@@ -194,10 +234,12 @@ def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[d
     """Decide everything for one TFJob. Pure: the same input gives the same plan."""
     opts = opts or ChildOptions()
     gang = bool(opts.gang_scheduler)
-    status = copy.deepcopy(body.get('status') or {})
-    status.pop('lastReconcileTime', None)
+    if not isinstance(body.get('metadata'), dict):
+        body = {**body, 'metadata': {}}
+    status = sanitize_status(body.get('status'))
     plan = Plan(status=status)
-    run_policy = (body.get('spec') or {}).get('runPolicy') or {}
+    spec = body.get('spec')
+    run_policy = (spec.get('runPolicy') if isinstance(spec, dict) else None) or {}
     if isinstance(run_policy, dict) and run_policy.get('managedBy') not in (None, *MANAGED_BY):
         plan.status = copy.deepcopy(body.get('status') or {})
         return plan      # another controller (e.g. MultiKueue) owns this job

@@ -237,8 +237,8 @@ def _parse_run_policy(raw: Any) -> RunPolicy:
 
 def parse_job(body: dict[str, Any]) -> JobSpec:
     """Default and validate a TFJob body. Raises :class:`InvalidSpec`."""
-    meta = body.get('metadata') or {}
-    name = meta.get('name') or ''
+    meta = body.get('metadata') if isinstance(body.get('metadata'), dict) else {}
+    name = meta.get('name') if isinstance(meta.get('name'), str) else ''
     if not _DNS1035.match(name):
         raise InvalidSpec('metadata.name', f'{name!r} must be a DNS-1035 label (lowercase, starts with a letter)')
     spec = body.get('spec')
@@ -256,8 +256,8 @@ def parse_job(body: dict[str, Any]) -> JobSpec:
                           SuccessPolicy.DEFAULT)
     return JobSpec(
         name=name,
-        namespace=meta.get('namespace') or 'default',
-        uid=meta.get('uid') or '',
+        namespace=str(meta.get('namespace') or 'default'),
+        uid=str(meta.get('uid') or ''),
         replicas=replicas,
         run_policy=_parse_run_policy(spec.get('runPolicy')),
         success_policy=success,

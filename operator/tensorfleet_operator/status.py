@@ -62,7 +62,10 @@ def observe_pod(pod: dict[str, Any]) -> PodView | None:
     phase = status.get('phase') or 'Pending'
     if meta.get('deletionTimestamp'):
         phase = TERMINATING
-    restarts = sum(int(cs.get('restartCount') or 0) for cs in status.get('containerStatuses') or [])
+    if not isinstance(phase, str):
+        phase = 'Unknown'
+    restarts = sum(cs.get('restartCount') for cs in status.get('containerStatuses') or []
+                   if isinstance(cs.get('restartCount'), int))
     exit_code = reason = message = None
     tf_zero = False
     tf = _tf_container_status(status)
@@ -71,6 +74,8 @@ def observe_pod(pod: dict[str, Any]) -> PodView | None:
         terminated = state.get('terminated') or last.get('terminated')
         if terminated:
             exit_code = terminated.get('exitCode')
+            if not isinstance(exit_code, int) or isinstance(exit_code, bool):
+                exit_code = None
             reason = terminated.get('reason')
             message = terminated.get('message')
             tf_zero = bool(state.get('terminated')) and exit_code == 0

@@ -377,3 +377,46 @@ def test_managed_by_another_controller_is_left_alone():
     body = tfjob('j', worker=1, run_policy={'managedBy': 'kueue.x-k8s.io/multikueue'})
     plan = step(body)
     assert plan.create_pods == [] and body['status'] == {}
+
+
+def _mutations(value, depth=0):
+    """Every way of replacing one node of a valid body by garbage."""
+    garbage = [None, 'nonsense', 7, -1, [], {}, [1, 'x'], {'a': None}, True]
+    yield from garbage
+    if depth > 6:
+        return
+    if isinstance(value, dict):
+        for key in value:
+            for sub in _mutations(value[key], depth + 1):
+                yield {**value, key: sub}
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            for sub in _mutations(item, depth + 1):
+                yield value[:i] + [sub] + value[i + 1:]
+
+
+def test_no_input_crashes_the_core():
+    """Garbage anywhere in the body (or the status) ends as a plan, never an exception."""
+    base = tfjob('j', chief=1, ps=1, worker=2, restart='ExitCode',
+                 run_policy={'backoffLimit': 2, 'schedulingPolicy': {'minAvailable': 1}})
+    base['status'] = step(tfjob('j', chief=1, ps=1, worker=2), [pod('j', 'worker', 0, 'Failed', exit_code=137)]).status
+    count = 0
+    for body in _mutations(base):
+        if not isinstance(body, dict):
+            continue
+        plan = reconcile(body, [pod('j', 'worker', 0), pod('j', 'ps', 0, 'Failed', exit_code=1)], [], NOW)
+        assert isinstance(plan.status, dict)
+        count += 1
+    assert count > 300
+
+
+def test_no_observed_pod_crashes_the_core():
+    body = tfjob('j', ps=1, worker=2, restart='ExitCode')
+    step(body)
+    count = 0
+    for bad in _mutations(pod('j', 'worker', 1, 'Failed', exit_code=137)):
+        if isinstance(bad, dict):
+            plan = reconcile(body, [pod('j', 'worker', 0), bad], [], NOW)
+            assert isinstance(plan.status, dict)
+            count += 1
+    assert count > 100

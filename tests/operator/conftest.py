@@ -1,0 +1,160 @@
+"""Fixtures for the operator's integration tests: the emulated API (kmock +
+``kube_emulator.TFJobEmulator``) and a harness that runs the real handlers
+(kopf embedded in the test's event loop) against it and drives pods through
+their phases by patching their status, as the kubelet would."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, Callable
+
+import kopf
+import pytest
+
+from kube_emulator import TFJobEmulator, declare_resources
+from tensorfleet_operator.config import OperatorConfig
+from tensorfleet_operator.handlers import Controller, run_operator
+
+NS = 'ns'
+GROUP = 'tensorfleet.io'
+
+
+@pytest.fixture()
+def kmock_options() -> dict[str, Any]:
+    return {'cls': TFJobEmulator}
+
+
+class Harness:
+    def __init__(self, kmock: Any) -> None:
+        self.kmock = kmock
+        self.url = str(kmock.url).rstrip('/')
+        self.controller: Controller | None = None
+        self.controllers: list[Controller] = []
+        self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    # -- operator lifecycle -------------------------------------------------
+    async def start(self, **config: Any) -> Controller:
+        cfg = OperatorConfig(api_group=GROUP, debounce_seconds=0.01, error_backoff_seconds=(0.2, 0.5, 1.0),
+                             **config)
+        self.controller = Controller(cfg)
+        self.controllers.append(self.controller)
+        self._stop, ready = asyncio.Event(), asyncio.Event()
+
+        def configure(settings: kopf.OperatorSettings) -> None:
+            settings.watching.inactivity_timeout = 999999     # kmock sends no bookmarks
+            settings.watching.reconnect_backoff = 0.05
+            settings.posting.enabled = False
+
+        self._task = asyncio.create_task(run_operator(
+            cfg, controller=self.controller, configure=configure, stop_flag=self._stop, ready_flag=ready,
+            login=lambda **_: kopf.ConnectionInfo(server=self.url, insecure=True)))
+        await asyncio.wait_for(ready.wait(), 10)
+        return self.controller
+
+    async def stop(self) -> None:
+        if self._task is not None and self._stop is not None:
+            self._stop.set()
+            # kopf waits 5 s for "hung" tasks, which here are only kmock's server-side watch
+            # handlers (they never notice a closed client); cancelling skips that wait.
+            await asyncio.wait({self._task}, timeout=0.2)
+            if not self._task.done():
+                self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait_for(self._task, 15)
+            self._task = None
+
+    # -- API access -----------------------------------------------------------
+    async def call(self, method: str, path: str, body: Any = None, content_type: str | None = None) -> Any:
+        headers = {'Content-Type': content_type} if content_type else None
+        async with self.kmock.request(method, path, json=body, headers=headers) as resp:
+            assert resp.status < 400, (method, path, resp.status, await resp.text())
+            return await resp.json()
+
+    def jobs_path(self, name: str | None = None, sub: str | None = None) -> str:
+        path = f'/apis/{GROUP}/v1/namespaces/{NS}/tfjobs'
+        return path + (f'/{name}' if name else '') + (f'/{sub}' if sub else '')
+
+    async def create_job(self, body: dict[str, Any]) -> dict[str, Any]:
+        body = {**body, 'metadata': {**body['metadata'], 'namespace': NS}}
+        body['metadata'].pop('uid', None)
+        body['metadata'].pop('creationTimestamp', None)
+        body.pop('status', None)
+        return await self.call('POST', self.jobs_path(), body)
+
+    async def patch_job(self, name: str, patch: dict[str, Any]) -> Any:
+        return await self.call('PATCH', self.jobs_path(name), patch, 'application/merge-patch+json')
+
+    def objects(self, plural: str) -> dict[str, dict[str, Any]]:
+        """Live objects of a kind in NS, by name."""
+        out = {}
+        for key in list(self.kmock.objects):
+            resource, namespace, name = key
+            if resource.plural == plural and namespace == NS:
+                obj = self.kmock.objects[key]
+                if not obj.deleted:
+                    out[name] = obj.raw
+        return out
+
+    def history(self, plural: str, name: str) -> list[Any]:
+        for key in list(self.kmock.objects):
+            if key[0].plural == plural and key[1] == NS and key[2] == name:
+                return list(self.kmock.objects[key].history.raw)
+        return []
+
+    def job(self, name: str) -> dict[str, Any] | None:
+        return self.objects('tfjobs').get(name)
+
+    def status(self, name: str) -> dict[str, Any]:
+        return (self.job(name) or {}).get('status') or {}
+
+    def conditions(self, name: str) -> dict[str, str]:
+        return {c['type']: c['status'] for c in self.status(name).get('conditions') or []}
+
+    def events(self, reason: str | None = None) -> list[dict[str, Any]]:
+        evs = list(self.objects('events').values())
+        return [e for e in evs if reason is None or e.get('reason') == reason]
+
+    def pods(self, job: str | None = None) -> dict[str, dict[str, Any]]:
+        return {n: p for n, p in self.objects('pods').items()
+                if job is None or p['metadata']['labels'].get('training.kubeflow.org/job-name') == job}
+
+    async def set_pod(self, name: str, phase: str, exit_code: int | None = None, reason: str | None = None,
+                      restarts: int = 0) -> None:
+        """Play the kubelet: patch a pod's status."""
+        state: dict[str, Any] = {'running': {'startedAt': '2026-01-01T00:00:00Z'}}
+        if exit_code is not None:
+            state = {'terminated': {'exitCode': exit_code, 'reason': reason or ('Completed' if exit_code == 0
+                                                                               else 'Error')}}
+        elif phase == 'Pending':
+            state = {'waiting': {'reason': reason or 'ContainerCreating'}}
+        status = {'phase': phase, 'containerStatuses': [
+            {'name': 'tensorflow', 'restartCount': restarts, 'state': state}]}
+        await self.call('PATCH', f'/api/v1/namespaces/{NS}/pods/{name}/status', {'status': status},
+                        'application/merge-patch+json')
+
+    async def delete(self, plural: str, name: str) -> None:
+        await self.call('DELETE', f'/api/v1/namespaces/{NS}/{plural}/{name}')
+
+    async def wait_for(self, check: Callable[[], Any], timeout: float = 10.0, what: str = '') -> Any:
+        """Poll until ``check()`` is truthy (a condition, not a timing assertion)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            result = check()
+            if result:
+                return result
+            if loop.time() > deadline:
+                raise AssertionError(f'timed out waiting for {what or check}; job statuses: '
+                                     f'{ {n: j.get("status") for n, j in self.objects("tfjobs").items()} }')
+            await asyncio.sleep(0.02)
+
+
+@pytest.fixture()
+async def cluster(kmock: Any) -> Any:
+    declare_resources(kmock, GROUP)
+    harness = Harness(kmock)
+    try:
+        yield harness
+    finally:
+        await harness.stop()

@@ -1,0 +1,128 @@
+"""An in-process Kubernetes API for the operator's integration tests and bench.
+
+kmock's ``KubernetesEmulator`` (by kopf's author) is an in-memory object store
+over HTTP. This thin subclass adds what kopf and the operator rely on and kmock
+lacks (see the kopf-ecosystem reference, section 2 and Appendix A): uid,
+creationTimestamp, an increasing resourceVersion on every write, generateName,
+``status.phase: Pending`` on new pods (the API server's default), label
+selectors (equality, inequality and existence) on lists and watches, watches
+that start from a resourceVersion and subscribe before their snapshot, and 422
+on a failed JSON-patch test. It touches kmock internals: pin ``kmock==0.8``.
+
+Not emulated: garbage collection, admission, CRD-schema validation, strategic
+merge, PUT, server-side apply.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import itertools
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import jsonpatch
+import kmock
+from kmock._internal import enums
+
+TFJOB_RESOURCE = 'tfjobs'
+
+
+def selector_matches(labels: dict[str, str], selector: str | None) -> bool:
+    for term in filter(None, (t.strip() for t in (selector or '').split(','))):
+        if '!=' in term:
+            key, value = term.split('!=', 1)
+            if labels.get(key.strip()) == value.strip():
+                return False
+        elif '=' in term:
+            key, value = term.replace('==', '=').split('=', 1)
+            if labels.get(key.strip()) != value.strip():
+                return False
+        elif term.startswith('!'):
+            if term[1:] in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+def _labels(obj: dict[str, Any]) -> dict[str, str]:
+    return (obj.get('metadata') or {}).get('labels') or {}
+
+
+class TFJobEmulator(kmock.KubernetesEmulator):
+    _rv = itertools.count(1000)    # class-level: monotonic across instances, harmless
+    _last_rv = 999
+    create_delay = 0.0             # seconds each create takes (to stop an operator mid-way)
+
+    async def _handle(self, request: Any) -> Any:
+        if self.create_delay and request.action == enums.action.CREATE:
+            await asyncio.sleep(self.create_delay)
+        if request.resource is not None and isinstance(request.data, (dict, list)):
+            self._last_rv = next(self._rv)
+            rv = str(self._last_rv)
+            if request.action == enums.action.CREATE and isinstance(request.data, dict):
+                meta = request.data.setdefault('metadata', {})
+                meta['uid'] = str(uuid.uuid4())
+                if not meta.get('name') and meta.get('generateName'):
+                    meta['name'] = meta['generateName'] + uuid.uuid4().hex[:5]
+                if request.namespace and not meta.get('namespace'):
+                    meta['namespace'] = request.namespace
+                meta['creationTimestamp'] = datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%dT%H:%M:%SZ')
+                meta['resourceVersion'] = rv
+                if request.resource.plural == 'pods':
+                    request.data.setdefault('status', {}).setdefault('phase', 'Pending')
+            elif request.action == enums.action.UPDATE and isinstance(request.data, dict):
+                request.data.setdefault('metadata', {})['resourceVersion'] = rv
+            elif request.action == enums.action.UPDATE and isinstance(request.data, list):
+                request.data.append({'op': 'replace', 'path': '/metadata/resourceVersion', 'value': rv})
+        elif request.resource is not None and request.action == enums.action.DELETE:
+            self._last_rv = next(self._rv)
+        try:
+            return await super()._handle(request)
+        except (jsonpatch.JsonPatchConflict, jsonpatch.JsonPatchTestFailed) as e:
+            raise kmock.KubernetesError(status=422, reason='Invalid', message=str(e))
+
+    async def _serve_list(self, request: Any) -> Any:
+        result = await super()._serve_list(request)
+        result['metadata'] = {'resourceVersion': str(self._last_rv)}
+        selector = request.params.get('labelSelector')
+        if selector:
+            result['items'] = [o for o in result['items'] if selector_matches(_labels(o), selector)]
+        return result
+
+    async def _serve_watch(self, request: Any) -> AsyncIterator[Any]:
+        yield b''
+        selector = request.params.get('labelSelector')
+        bus = self._buses[request.resource]
+        async with self._lock:
+            marker = await bus.mark()        # subscribe before the snapshot: no lost events
+            objs = self._KubernetesEmulator__get_objs(request, strict=False)
+            since = request.params.get('resourceVersion')
+            since_rv = int(since) if since and since.isdigit() else None
+            events = [{'type': 'ADDED', 'object': o.raw} for o in objs if not o.deleted
+                      if since_rv is None or int(o.raw.get('metadata', {}).get('resourceVersion') or 0) > since_rv]
+        try:
+            for event in events:
+                if selector_matches(_labels(event['object']), selector):
+                    yield event
+            async for event in bus.stream(since=marker):
+                meta = event.get('object', {}).get('metadata', {})
+                if self._KubernetesEmulator__check(request, request.resource, meta.get('namespace'),
+                                                   meta.get('name'), strict=False) \
+                        and selector_matches(meta.get('labels') or {}, selector):
+                    yield event
+        finally:
+            with contextlib.suppress(Exception):
+                await bus.unmark(marker)
+
+
+def declare_resources(emulator: kmock.KubernetesEmulator, group: str = 'tensorfleet.io') -> None:
+    """Discovery for the built-in groups plus the TFJob and PodGroup resources."""
+    emulator.resources.load_bundled()
+    verbs = {'get', 'list', 'watch', 'create', 'patch', 'delete'}
+    emulator.resources[f'{group}/v1/tfjobs'] = kmock.ResourceInfo(
+        kind='TFJob', singular='tfjob', namespaced=True, verbs=verbs, subresources={'status'})
+    emulator.resources['scheduling.volcano.sh/v1beta1/podgroups'] = kmock.ResourceInfo(
+        kind='PodGroup', singular='podgroup', namespaced=True, verbs=verbs)
