@@ -1,1 +1,122 @@
-"""Placeholder module: filled in by its owner."""
+"""Kernels of the fused optimizer updates (ops defined in `train/training_ops.py`).
+
+Each kernel reads the variable and its slots from the session's ResourceStore
+under `resources.lock`, computes the update with TF's kernel formulas
+(tensorflow/core/kernels/training_ops.cc) in the variable's dtype, and stores
+NEW arrays (slots first, the variable last) — never writing in place, so a
+value read earlier in the step stays a consistent snapshot. The output is the
+variable's new value. Written against `ctx.xp` (numpy on CPU, cupy on GPU).
+"""
+from __future__ import annotations
+
+from .. import dtypes as _dtypes
+from .. import errors
+from .registry import register_kernel
+
+_FLOATS = (_dtypes.float16, _dtypes.float32, _dtypes.float64)
+
+
+def _read(ctx, attr):
+    var_op = ctx.attrs[attr]
+    return ctx.resources.read(var_op.name, ctx.op.name)
+
+
+def _check(ctx, var, grad, *slots):
+    if grad.shape != var.shape:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, f"var and grad do not have the same shape{list(var.shape)} {list(grad.shape)}"
+                          f"\n\t [[node {ctx.op.name}]]")
+    for name, s in slots:
+        if s.shape != var.shape:
+            raise errors.InvalidArgumentError(
+                None, ctx.op, f"var and {name} do not have the same shape{list(var.shape)} {list(s.shape)}"
+                              f"\n\t [[node {ctx.op.name}]]")
+
+
+def _finish(ctx, var, new_var, **new_slots):
+    """Stores the slots' and the variable's new arrays (in var's dtype) and returns the new variable."""
+    dt = var.dtype
+    for attr, value in new_slots.items():
+        ctx.resources.store(ctx.attrs[attr].name, value.astype(dt, copy=False))
+    new_var = new_var.astype(dt, copy=False)
+    ctx.resources.store(ctx.attrs["var"].name, new_var)
+    return new_var
+
+
+@register_kernel("ApplyGradientDescent", dtypes=_FLOATS)
+def apply_gradient_descent(ctx, alpha, delta):
+    xp = ctx.xp
+    with ctx.resources.lock:
+        var = _read(ctx, "var")
+        _check(ctx, var, delta)
+        new = xp.multiply(delta, alpha.astype(var.dtype, copy=False))  # one fresh buffer...
+        xp.subtract(var, new, out=new)  # ...updated in place: it is ours, not an input
+        return _finish(ctx, var, new)
+
+
+@register_kernel("ApplyMomentum", dtypes=_FLOATS)
+def apply_momentum(ctx, lr, momentum, grad):
+    xp = ctx.xp
+    with ctx.resources.lock:
+        var, accum = _read(ctx, "var"), _read(ctx, "accum")
+        _check(ctx, var, grad, ("accum", accum))
+        new_accum = accum * momentum + grad
+        if ctx.attrs.get("use_nesterov"):
+            new_var = var - (grad * lr + new_accum * momentum * lr)
+        else:
+            new_var = var - lr * new_accum
+        return _finish(ctx, var, xp.asarray(new_var), accum=new_accum)
+
+
+@register_kernel("ApplyAdam", dtypes=_FLOATS)
+def apply_adam(ctx, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
+    xp = ctx.xp
+    with ctx.resources.lock:
+        var, m, v = _read(ctx, "var"), _read(ctx, "m"), _read(ctx, "v")
+        _check(ctx, var, grad, ("m", m), ("v", v))
+        one = xp.asarray(1, dtype=var.dtype)
+        lr_t = lr * xp.sqrt(one - beta2_power) / (one - beta1_power)
+        new_m = m + (grad - m) * (one - beta1)
+        new_v = v + (grad * grad - v) * (one - beta2)
+        if ctx.attrs.get("use_nesterov"):
+            step = ((grad * (one - beta1) + beta1 * new_m) * lr_t) / (xp.sqrt(new_v) + epsilon)
+        else:
+            step = (new_m * lr_t) / (xp.sqrt(new_v) + epsilon)
+        return _finish(ctx, var, var - step, m=new_m, v=new_v)
+
+
+@register_kernel("ApplyAdagrad", dtypes=_FLOATS)
+def apply_adagrad(ctx, lr, grad):
+    xp = ctx.xp
+    with ctx.resources.lock:
+        var, accum = _read(ctx, "var"), _read(ctx, "accum")
+        _check(ctx, var, grad, ("accum", accum))
+        new_accum = accum + grad * grad if ctx.attrs.get("update_slots", True) else accum
+        new_var = var - lr * grad / xp.sqrt(new_accum)
+        return _finish(ctx, var, new_var, accum=new_accum)
+
+
+@register_kernel("ApplyRMSProp", dtypes=_FLOATS)
+def apply_rms_prop(ctx, lr, rho, momentum, epsilon, grad):
+    xp = ctx.xp
+    with ctx.resources.lock:
+        var, ms, mom = _read(ctx, "var"), _read(ctx, "ms"), _read(ctx, "mom")
+        _check(ctx, var, grad, ("ms", ms), ("mom", mom))
+        one = xp.asarray(1, dtype=var.dtype)
+        new_ms = ms + (grad * grad - ms) * (one - rho)
+        new_mom = mom * momentum + (grad * lr) / xp.sqrt(new_ms + epsilon)
+        return _finish(ctx, var, var - new_mom, ms=new_ms, mom=new_mom)
+
+
+@register_kernel("ApplyCenteredRMSProp", dtypes=_FLOATS)
+def apply_centered_rms_prop(ctx, lr, rho, momentum, epsilon, grad):
+    xp = ctx.xp
+    with ctx.resources.lock:
+        var, mg, ms, mom = _read(ctx, "var"), _read(ctx, "mg"), _read(ctx, "ms"), _read(ctx, "mom")
+        _check(ctx, var, grad, ("mg", mg), ("ms", ms), ("mom", mom))
+        one = xp.asarray(1, dtype=var.dtype)
+        new_mg = mg + (grad - mg) * (one - rho)
+        new_ms = ms + (grad * grad - ms) * (one - rho)
+        denom = (new_ms - new_mg * new_mg) + epsilon
+        new_mom = mom * momentum + (grad * lr) / xp.sqrt(denom)
+        return _finish(ctx, var, var - new_mom, mg=new_mg, ms=new_ms, mom=new_mom)

@@ -1,1 +1,22 @@
-"""`tf.train`: optimizers, global step, Saver."""
+"""`tf.train`: optimizers, the global step, and checkpoints (Saver).
+
+The top layer of the trainer: optimizers build gradient + fused apply ops
+(`training_ops`, kernels in `kernels/train_kernels.py`), `training_util`
+manages the global step, `saver` writes and restores checkpoints in the
+format documented in `docs/checkpoint-format.md`.
+"""
+from . import training_ops  # noqa: F401  (registers the Apply* ops)
+from .adagrad import AdagradOptimizer
+from .adam import AdamOptimizer
+from .gradient_descent import GradientDescentOptimizer
+from .momentum import MomentumOptimizer
+from .optimizer import Optimizer
+from .rmsprop import RMSPropOptimizer
+from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
+from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
+                            global_step)
+
+__all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "AdagradOptimizer",
+           "RMSPropOptimizer", "Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
+           "CheckpointState", "get_or_create_global_step", "get_global_step", "create_global_step",
+           "global_step", "assert_global_step"]

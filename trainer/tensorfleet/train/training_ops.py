@@ -1,0 +1,126 @@
+"""Fused optimizer update ops (TF's `training_ops`): ApplyGradientDescent, ApplyMomentum, ApplyAdam, ...
+
+Sits in `train/`, beside the optimizers that build these ops: one op per
+(variable, step), like TF. The variable and its slot variables are not inputs:
+like `Assign` (ops/state_ops.py) the op carries the variable op in attr `var`
+and each slot's variable op in its own attr (`accum`, `m`, `v`, `ms`, `mom`,
+`mg`), and is created under `colocate_with(var)` so the placer keeps the update
+next to the state. Inputs are the hyper-parameters (scalars, already cast to
+the variable's dtype) and the gradient. The output is the variable's new value.
+Kernels: `kernels/train_kernels.py` (read var + slots from the session's
+ResourceStore, store NEW arrays — never in place).
+"""
+from __future__ import annotations
+
+from ..graph import Operation, Tensor, convert_to_tensor
+from ..ops import math_ops
+from ..ops.common import NotDifferentiable, make_tensor, register_op
+
+__all__: list = []
+
+#: op type -> (slot attrs in order, scalar inputs before the gradient)
+APPLY_OPS = {
+    "ApplyGradientDescent": ((), ("alpha",)),
+    "ApplyMomentum": (("accum",), ("lr", "momentum")),
+    "ApplyAdam": (("m", "v"), ("beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon")),
+    "ApplyAdagrad": (("accum",), ("lr",)),
+    "ApplyRMSProp": (("ms", "mom"), ("lr", "rho", "momentum", "epsilon")),
+    "ApplyCenteredRMSProp": (("mg", "ms", "mom"), ("lr", "rho", "momentum", "epsilon")),
+}
+
+
+def _shape_text(shape) -> str:
+    if shape.ndims is None:
+        return "?"
+    return "[" + ",".join("?" if d is None else str(d) for d in shape.as_tuple()) + "]"
+
+
+def _apply_shape(op: Operation):
+    var: Operation = op.get_attr("var")
+    vt = var.outputs[0]
+    slots, scalars = APPLY_OPS[op.type]
+    for attr in slots:
+        st = op.get_attr(attr).outputs[0]
+        if not st.shape.is_compatible_with(vt.shape):
+            raise ValueError(f"Shapes of var and {attr} must be equal: {_shape_text(vt.shape)} vs "
+                             f"{_shape_text(st.shape)}")
+    *scalar_ts, grad = op.inputs
+    for name, t in zip(scalars, scalar_ts):
+        if t.shape.ndims not in (None, 0):
+            raise ValueError(f"{name} is not a scalar: {_shape_text(t.shape)}")
+        if t.dtype is not vt.dtype:
+            raise ValueError(f"{name} has dtype {t.dtype.name}, expected {vt.dtype.name}")
+    if not grad.shape.is_compatible_with(vt.shape):
+        raise ValueError(f"var and grad do not have the same shape: {_shape_text(vt.shape)} "
+                         f"{_shape_text(grad.shape)}")
+    return [(vt.dtype, vt.shape)]
+
+
+for _op_type in APPLY_OPS:
+    register_op(_op_type, _apply_shape, stateful=True)
+    NotDifferentiable(_op_type)
+
+
+def cast_like(value, var) -> Tensor:
+    """`value` as a tensor of `var`'s dtype (a Cast op only when the dtypes differ, like TF's math_ops.cast)."""
+    t = convert_to_tensor(value)
+    if t.dtype is not var.dtype:
+        t = math_ops.cast(t, var.dtype)
+    return t
+
+
+def _var_op(ref) -> Operation:
+    op = getattr(ref, "op", None)
+    if isinstance(op, Operation) and op.type == "VariableV2":
+        return op
+    raise TypeError(f"Expected a variable, got {ref!r}")
+
+
+def apply_op(op_type: str, var, slots: dict, scalars: list, grad, use_locking=False, name=None,
+             extra_attrs=None) -> Tensor:
+    """Creates a fused `op_type` update of `var`, colocated with it; returns the new value."""
+    var_op = _var_op(var)
+    slot_names, scalar_names = APPLY_OPS[op_type]
+    if set(slots) != set(slot_names) or len(scalars) != len(scalar_names):
+        raise ValueError(f"{op_type} needs slots {slot_names} and scalars {scalar_names}")
+    attrs = {"var": var_op, "use_locking": bool(use_locking), **(extra_attrs or {})}
+    for k in slot_names:
+        attrs[k] = _var_op(slots[k])
+    inputs = [cast_like(s, var) for s in scalars] + [convert_to_tensor(grad, dtype=var.dtype)]
+    with var_op.graph.colocate_with(var_op):
+        return make_tensor(op_type, inputs, attrs, name=name, default_name=op_type)
+
+
+def apply_gradient_descent(var, alpha, delta, use_locking=False, name=None) -> Tensor:
+    """var -= alpha * delta."""
+    return apply_op("ApplyGradientDescent", var, {}, [alpha], delta, use_locking, name)
+
+
+def apply_momentum(var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False, name=None) -> Tensor:
+    """accum = accum * momentum + grad; var -= lr * accum (nesterov: var -= lr * grad + lr * momentum * accum)."""
+    return apply_op("ApplyMomentum", var, {"accum": accum}, [lr, momentum], grad, use_locking, name,
+                    {"use_nesterov": bool(use_nesterov)})
+
+
+def apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, use_locking=False,
+               use_nesterov=False, name=None) -> Tensor:
+    """lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power); m, v moments; var -= lr_t * m / (sqrt(v) + eps)."""
+    return apply_op("ApplyAdam", var, {"m": m, "v": v}, [beta1_power, beta2_power, lr, beta1, beta2, epsilon], grad,
+                    use_locking, name, {"use_nesterov": bool(use_nesterov)})
+
+
+def apply_adagrad(var, accum, lr, grad, use_locking=False, update_slots=True, name=None) -> Tensor:
+    """accum += grad^2; var -= lr * grad / sqrt(accum)."""
+    return apply_op("ApplyAdagrad", var, {"accum": accum}, [lr], grad, use_locking, name,
+                    {"update_slots": bool(update_slots)})
+
+
+def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False, name=None) -> Tensor:
+    return apply_op("ApplyRMSProp", var, {"ms": ms, "mom": mom}, [lr, rho, momentum, epsilon], grad,
+                    use_locking, name)
+
+
+def apply_centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad, use_locking=False,
+                            name=None) -> Tensor:
+    return apply_op("ApplyCenteredRMSProp", var, {"mg": mg, "ms": ms, "mom": mom}, [lr, rho, momentum, epsilon],
+                    grad, use_locking, name)
