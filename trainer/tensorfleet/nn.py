@@ -1,2 +1,4 @@
-"""`tf.nn`: neural-network ops (re-exported from ops/nn_ops)."""
+"""`tf.nn`: neural-network ops (TF 1.15 names), re-exported from ops/nn_ops, ops/nn_impl and ops/conv_ops."""
+from .ops.conv_ops import *  # noqa: F401,F403
+from .ops.nn_impl import *  # noqa: F401,F403
 from .ops.nn_ops import *  # noqa: F401,F403

@@ -1,3 +1,4 @@
 """Kernels: numpy/cupy implementations of every op, registered per device type and dtype."""
-from . import array_kernels, core_kernels, math_kernels, nn_kernels, random_kernels, train_kernels  # noqa: F401
+from . import (array_kernels, conv_kernels, core_kernels, math_kernels, nn_kernels, random_kernels,  # noqa: F401
+               train_kernels)
 from .registry import KernelContext, ResourceStore, has_kernel, lookup, register_kernel  # noqa: F401

@@ -1,0 +1,226 @@
+"""Kernels for `ops/conv_ops.py`: Conv2D (+ backprop input/filter), MaxPool, AvgPool and their gradients.
+
+One xp-agnostic code path (numpy / cupy): the padded input is viewed as windows
+[N, OH, OW, KH, KW, C] with `as_strided` (no copy), im2col is that view reshaped,
+and the convolution is one matmul. Backprop-input scatters the column gradient back
+with one strided add per filter tap (KH*KW vectorised adds); pools loop over taps too.
+Internally everything is NHWC; NCHW ops are transposed in and out.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import errors
+from ..ops.conv_ops import _hw, conv_output_hw
+from .registry import register_kernel
+
+
+def _to_nhwc(x, fmt):
+    return x.transpose(0, 2, 3, 1) if fmt == "NCHW" else x
+
+
+def _from_nhwc(x, fmt):
+    return x.transpose(0, 3, 1, 2) if fmt == "NCHW" else x
+
+
+def _sizes_nhwc(sizes, fmt):
+    s = [int(v) for v in (sizes.get() if hasattr(sizes, "get") else np.asarray(sizes)).ravel()]
+    return (s[0], s[2], s[3], s[1]) if fmt == "NCHW" else tuple(s)
+
+
+class _Geom:
+    """Output size, padding, strides and dilations of one conv/pool on an NHWC input of (h, w)."""
+
+    def __init__(self, ctx, h, w, kh, kw):
+        a = ctx.attrs
+        fmt = a["data_format"]
+        (self.oh, self.ow), ((self.pt, self.pb), (self.pl, self.pr)) = conv_output_hw(a, (h, w), (kh, kw))
+        self.sh, self.sw = _hw(a["strides"], fmt)
+        self.dh, self.dw = _hw(a.get("dilations", (1, 1, 1, 1)), fmt)
+        self.h, self.w, self.kh, self.kw = h, w, kh, kw
+        if self.oh <= 0 or self.ow <= 0:
+            raise errors.InvalidArgumentError(
+                None, ctx.op, f"Computed output size would be negative: {self.oh} x {self.ow} [input: {h} x {w}, "
+                              f"kernel: {kh} x {kw}]\n\t [[node {ctx.op.name}]]")
+
+    @property
+    def padded_hw(self):
+        # at least what the windows reach; VALID may leave trailing rows unused
+        return (max(self.h + self.pt + self.pb, (self.oh - 1) * self.sh + (self.kh - 1) * self.dh + 1),
+                max(self.w + self.pl + self.pr, (self.ow - 1) * self.sw + (self.kw - 1) * self.dw + 1))
+
+    def pad(self, xp, x, value=0):
+        hp, wp = self.padded_hw
+        if (hp, wp) == (self.h, self.w):
+            return x
+        return xp.pad(x, ((0, 0), (self.pt, hp - self.h - self.pt), (self.pl, wp - self.w - self.pl), (0, 0)),
+                      mode="constant", constant_values=value)
+
+    def tap(self, i, j):
+        """The (N, OH, OW, C) slice of the padded input that filter tap (i, j) reads."""
+        r, c = i * self.dh, j * self.dw
+        return (slice(None), slice(r, r + (self.oh - 1) * self.sh + 1, self.sh),
+                slice(c, c + (self.ow - 1) * self.sw + 1, self.sw), slice(None))
+
+    def crop(self, xpad):
+        return xpad[:, self.pt:self.pt + self.h, self.pl:self.pl + self.w, :]
+
+    def windows(self, xp, xpad):
+        """A no-copy [N, OH, OW, KH, KW, C] view of the padded input's windows."""
+        xpad = xp.ascontiguousarray(xpad)
+        n, _, _, c = xpad.shape
+        s0, s1, s2, s3 = xpad.strides
+        return xp.lib.stride_tricks.as_strided(
+            xpad, (n, self.oh, self.ow, self.kh, self.kw, c),
+            (s0, s1 * self.sh, s2 * self.sw, s1 * self.dh, s2 * self.dw, s3))
+
+
+def _im2col(xp, g, x):
+    n, c = x.shape[0], x.shape[3]
+    cols = g.windows(xp, g.pad(xp, x))
+    return cols.reshape(n * g.oh * g.ow, g.kh * g.kw * c)
+
+
+# -- convolution --------------------------------------------------------------
+@register_kernel("Conv2D")
+def conv2d(ctx, x, f):
+    xp, fmt = ctx.xp, ctx.attrs["data_format"]
+    x = _to_nhwc(x, fmt)
+    n, h, w, c = x.shape
+    kh, kw, fc, o = f.shape
+    if fc != c:
+        raise errors.InvalidArgumentError(
+            None, ctx.op, f"input depth must be evenly divisible by filter depth: {c} vs {fc}\n\t "
+                          f"[[node {ctx.op.name}]]")
+    g = _Geom(ctx, h, w, kh, kw)
+    out = _im2col(xp, g, x) @ f.reshape(kh * kw * c, o)
+    return _from_nhwc(out.reshape(n, g.oh, g.ow, o).astype(x.dtype, copy=False), fmt)
+
+
+@register_kernel("Conv2DBackpropFilter")
+def conv2d_backprop_filter(ctx, x, filter_sizes, grad):
+    xp, fmt = ctx.xp, ctx.attrs["data_format"]
+    x, grad = _to_nhwc(x, fmt), _to_nhwc(grad, fmt)
+    kh, kw, c, o = (int(v) for v in (filter_sizes.get() if hasattr(filter_sizes, "get")
+                                     else np.asarray(filter_sizes)).ravel())
+    n, h, w, _ = x.shape
+    g = _Geom(ctx, h, w, kh, kw)
+    _check_backprop_shape(ctx, grad.shape, (n, g.oh, g.ow, o))
+    df = _im2col(xp, g, x).T @ grad.reshape(n * g.oh * g.ow, o)
+    return df.reshape(kh, kw, c, o).astype(x.dtype, copy=False)
+
+
+@register_kernel("Conv2DBackpropInput")
+def conv2d_backprop_input(ctx, input_sizes, f, grad):
+    xp, fmt = ctx.xp, ctx.attrs["data_format"]
+    grad = _to_nhwc(grad, fmt)
+    n, h, w, c = _sizes_nhwc(input_sizes, fmt)
+    kh, kw, fc, o = f.shape
+    g = _Geom(ctx, h, w, kh, kw)
+    _check_backprop_shape(ctx, grad.shape, (n, g.oh, g.ow, o))
+    cols = (grad.reshape(n * g.oh * g.ow, o) @ f.reshape(kh * kw * fc, o).T).reshape(n, g.oh, g.ow, kh, kw, fc)
+    hp, wp = g.padded_hw
+    dx = xp.zeros((n, hp, wp, fc), dtype=grad.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            dx[g.tap(i, j)] += cols[:, :, :, i, j, :]
+    return _from_nhwc(xp.ascontiguousarray(g.crop(dx)), fmt)
+
+
+def _check_backprop_shape(ctx, got, want):
+    if tuple(got) != tuple(want):
+        raise errors.InvalidArgumentError(
+            None, ctx.op, f"{ctx.op.type}: Size of out_backprop doesn't match computed: actual = {list(got)}, "
+                          f"computed = {list(want)}\n\t [[node {ctx.op.name}]]")
+
+
+@register_kernel("NnShape")
+def nn_shape(ctx, x):
+    return np.asarray(x.shape, dtype=np.int32)
+
+
+# -- pooling ------------------------------------------------------------------
+def _pool_geom(ctx, x):
+    fmt = ctx.attrs["data_format"]
+    kh, kw = _hw(ctx.attrs["ksize"], fmt)
+    return _Geom(ctx, x.shape[1], x.shape[2], kh, kw)
+
+
+def _taps(g):
+    return [(i, j) for i in range(g.kh) for j in range(g.kw)]
+
+
+def _lowest(dtype):
+    return -np.inf if np.dtype(dtype).kind == "f" else np.iinfo(dtype).min
+
+
+@register_kernel("MaxPool")
+def max_pool(ctx, x):
+    xp, fmt = ctx.xp, ctx.attrs["data_format"]
+    x = _to_nhwc(x, fmt)
+    g = _pool_geom(ctx, x)
+    xpad = g.pad(xp, x, _lowest(x.dtype))
+    out = None
+    for i, j in _taps(g):
+        v = xpad[g.tap(i, j)]
+        out = v.copy() if out is None else xp.maximum(out, v, out=out)
+    return _from_nhwc(out, fmt)
+
+
+@register_kernel("MaxPoolGrad")
+def max_pool_grad(ctx, x, y, grad):
+    """Routes each output's gradient to the first (row-major) maximal element of its window."""
+    xp, fmt = ctx.xp, ctx.attrs["data_format"]
+    x, y, grad = _to_nhwc(x, fmt), _to_nhwc(y, fmt), _to_nhwc(grad, fmt)
+    g = _pool_geom(ctx, x)
+    xpad = g.pad(xp, x, _lowest(x.dtype))
+    dx = xp.zeros(xpad.shape, dtype=grad.dtype)
+    pending = xp.ones(y.shape, dtype=bool)
+    for i, j in _taps(g):
+        idx = g.tap(i, j)
+        hit = (xpad[idx] == y) & pending
+        pending &= ~hit
+        dx[idx] += xp.where(hit, grad, 0).astype(grad.dtype, copy=False)
+    return _from_nhwc(xp.ascontiguousarray(g.crop(dx)), fmt)
+
+
+def _valid_counts(ctx, xp, g, dtype):
+    """Per-output count of unpadded elements in its window (TF's AvgPool SAME divisor), cached per plan."""
+    key = ("_counts", g.h, g.w, np.dtype(dtype).str)
+    counts = ctx.attrs.get(key)
+    if counts is None:
+        ones = g.pad(np, np.ones((1, g.h, g.w, 1), dtype=np.float64), 0)
+        acc = np.zeros((1, g.oh, g.ow, 1))
+        for i, j in _taps(g):
+            acc += ones[g.tap(i, j)]
+        counts = xp.asarray(acc.astype(dtype))
+        ctx.attrs[key] = counts
+    return counts
+
+
+@register_kernel("AvgPool")
+def avg_pool(ctx, x):
+    xp, fmt = ctx.xp, ctx.attrs["data_format"]
+    x = _to_nhwc(x, fmt)
+    g = _pool_geom(ctx, x)
+    xpad = g.pad(xp, x, 0)
+    out = None
+    for i, j in _taps(g):
+        v = xpad[g.tap(i, j)]
+        out = v.copy() if out is None else xp.add(out, v, out=out)
+    return _from_nhwc((out / _valid_counts(ctx, xp, g, x.dtype)).astype(x.dtype, copy=False), fmt)
+
+
+@register_kernel("AvgPoolGrad")
+def avg_pool_grad(ctx, orig_input_shape, grad):
+    xp, fmt = ctx.xp, ctx.attrs["data_format"]
+    n, h, w, c = _sizes_nhwc(orig_input_shape, fmt)
+    grad = _to_nhwc(grad, fmt)
+    kh, kw = _hw(ctx.attrs["ksize"], fmt)
+    g = _Geom(ctx, h, w, kh, kw)
+    scaled = (grad / _valid_counts(ctx, xp, g, grad.dtype)).astype(grad.dtype, copy=False)
+    hp, wp = g.padded_hw
+    dx = xp.zeros((n, hp, wp, c), dtype=grad.dtype)
+    for i, j in _taps(g):
+        dx[g.tap(i, j)] += scaled
+    return _from_nhwc(xp.ascontiguousarray(g.crop(dx)), fmt)
