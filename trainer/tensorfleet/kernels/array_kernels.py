@@ -1,1 +1,269 @@
-"""Placeholder module: filled in by its owner."""
+"""Kernels for array ops (ops/array_ops, slicing_ops, join_ops, linalg_ops), written against `ctx.xp`.
+
+Reshape/transpose/slice results are views of their input where numpy allows (kernels never write
+into inputs). Shape arguments arrive as static attrs, or as a runtime int tensor for dynamic shapes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import errors
+from .backend import to_host
+from .registry import register_kernel
+
+
+def _dims(t) -> tuple:
+    return tuple(int(d) for d in np.atleast_1d(to_host(t)))
+
+
+@register_kernel("Reshape")
+def reshape(ctx, x, shape=None):
+    static = ctx.attrs["shape"]
+    return ctx.xp.reshape(x, static if static is not None else _dims(shape))
+
+
+@register_kernel("ReshapeLike")
+def reshape_like(ctx, x, like):
+    return ctx.xp.reshape(x, like.shape)
+
+
+@register_kernel("Squeeze")
+def squeeze(ctx, x):
+    axes = ctx.attrs["squeeze_dims"]
+    return ctx.xp.squeeze(x, axis=axes or None)
+
+
+@register_kernel("ExpandDims")
+def expand_dims(ctx, x):
+    return ctx.xp.expand_dims(x, ctx.attrs["axis"])
+
+
+@register_kernel("Transpose")
+def transpose(ctx, x):
+    return ctx.xp.transpose(x, ctx.attrs["perm"])
+
+
+@register_kernel("Shape")
+def shape(ctx, x):
+    return np.asarray(x.shape, dtype=ctx.attrs["out_type"].np_dtype)
+
+
+@register_kernel("Size")
+def size(ctx, x):
+    return np.asarray(x.size, dtype=ctx.attrs["out_type"].np_dtype)
+
+
+@register_kernel("Rank")
+def rank(ctx, x):
+    return np.asarray(x.ndim, dtype=np.int32)
+
+
+@register_kernel("Fill")
+def fill(ctx, value, dims=None):
+    static = ctx.attrs["shape"]
+    return ctx.xp.full(static if static is not None else _dims(dims), value, dtype=value.dtype)
+
+
+@register_kernel("ZerosLike")
+def zeros_like(ctx, x):
+    return ctx.xp.zeros(x.shape, dtype=ctx.attrs["dtype"].np_dtype)
+
+
+@register_kernel("OnesLike")
+def ones_like(ctx, x):
+    return ctx.xp.ones(x.shape, dtype=ctx.attrs["dtype"].np_dtype)
+
+
+@register_kernel("Range")
+def range_(ctx):
+    a = ctx.attrs
+    return ctx.xp.arange(a["start"], a["limit"], a["delta"], dtype=a["dtype"].np_dtype)[:a["n"]]
+
+
+@register_kernel("LinSpace")
+def linspace(ctx):
+    a = ctx.attrs
+    return ctx.xp.linspace(a["start"], a["stop"], a["num"], dtype=a["dtype"].np_dtype)
+
+
+# -- slicing ------------------------------------------------------------------
+def _check_key(ctx, x):
+    """Out-of-range integer indices fail like TF's strided_slice (numpy would raise IndexError)."""
+    try:
+        return x[ctx.attrs["key"]]
+    except IndexError as e:
+        raise errors.InvalidArgumentError(None, ctx.op, f"slice index out of bounds: {e}") from None
+
+
+@register_kernel("StridedSlice")
+@register_kernel("Slice")
+def strided_slice(ctx, x):
+    out = _check_key(ctx, x)
+    return out if isinstance(out, ctx.xp.ndarray) else ctx.xp.asarray(out)
+
+
+@register_kernel("StridedSliceGrad")
+def strided_slice_grad(ctx, grad, like):
+    out = ctx.xp.zeros(like.shape, dtype=grad.dtype)
+    out[ctx.attrs["key"]] = grad
+    return out
+
+
+def _check_indices(ctx, indices, n):
+    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n):
+        bad = int(indices[(indices < 0) | (indices >= n)].ravel()[0])
+        pos = np.argwhere(to_host((indices < 0) | (indices >= n)))[0]
+        raise errors.InvalidArgumentError(None, ctx.op, f"indices[{','.join(map(str, pos))}] = {bad} is not in "
+                                                        f"[0, {n})")
+
+
+@register_kernel("GatherV2")
+def gather(ctx, params, indices):
+    axis = ctx.attrs["axis"]
+    _check_indices(ctx, indices, params.shape[axis])
+    return ctx.xp.take(params, indices, axis=axis)
+
+
+@register_kernel("GatherGrad")
+def gather_grad(ctx, grad, indices, params):
+    """Dense scatter-add of grad rows into zeros shaped like params (repeated indices accumulate)."""
+    xp = ctx.xp
+    axis = ctx.attrs["axis"]
+    out = xp.zeros(params.shape, dtype=grad.dtype)
+    if axis == 0 and indices.ndim == 1:
+        xp.add.at(out, indices, grad)
+    else:
+        xp.add.at(out, (slice(None),) * axis + (indices,), grad)
+    return out
+
+
+@register_kernel("BooleanMask")
+def boolean_mask(ctx, x, mask):
+    axis = ctx.attrs["axis"]
+    if x.shape[axis:axis + mask.ndim] != mask.shape:
+        raise errors.InvalidArgumentError(None, ctx.op, f"Shapes {list(x.shape[axis:axis + mask.ndim])} and "
+                                                        f"{list(mask.shape)} are incompatible")
+    return x[(slice(None),) * axis + (mask,)]
+
+
+@register_kernel("BooleanMaskGrad")
+def boolean_mask_grad(ctx, grad, mask, like):
+    out = ctx.xp.zeros(like.shape, dtype=grad.dtype)
+    out[(slice(None),) * ctx.attrs["axis"] + (mask,)] = grad
+    return out
+
+
+@register_kernel("ReverseV2")
+def reverse(ctx, x):
+    return ctx.xp.flip(x, ctx.attrs["axis"])
+
+
+@register_kernel("Pad")
+def pad(ctx, x):
+    return ctx.xp.pad(x, ctx.attrs["paddings"], mode="constant", constant_values=ctx.attrs["constant_values"])
+
+
+@register_kernel("MirrorPad")
+def mirror_pad(ctx, x):
+    return ctx.xp.pad(x, ctx.attrs["paddings"], mode=ctx.attrs["mode"])
+
+
+@register_kernel("OneHot")
+def one_hot(ctx, indices):
+    a = ctx.attrs
+    xp = ctx.xp
+    hot = indices[..., None] == xp.arange(a["depth"], dtype=indices.dtype)
+    out = xp.where(hot, xp.asarray(a["on"]), xp.asarray(a["off"]))
+    if a["axis"] != -1:
+        out = xp.moveaxis(out, -1, a["axis"])
+    return out
+
+
+# -- join / split -------------------------------------------------------------
+@register_kernel("ConcatV2")
+def concat(ctx, *xs):
+    return ctx.xp.concatenate(xs, axis=ctx.attrs["axis"])
+
+
+@register_kernel("ConcatGrad")
+def concat_grad(ctx, grad, *xs):
+    axis = ctx.attrs["axis"]
+    offsets = np.cumsum([x.shape[axis] for x in xs[:-1]]).tolist()
+    return tuple(ctx.xp.split(grad, offsets, axis=axis))
+
+
+@register_kernel("Pack")
+def pack(ctx, *xs):
+    return ctx.xp.stack(xs, axis=ctx.attrs["axis"])
+
+
+@register_kernel("Unpack")
+def unpack(ctx, x):
+    axis = ctx.attrs["axis"]
+    if x.shape[axis] != ctx.attrs["num"]:
+        raise errors.InvalidArgumentError(None, ctx.op, f"Input shape axis {axis} must equal {ctx.attrs['num']}, "
+                                                        f"got shape {list(x.shape)}")
+    return tuple(ctx.xp.moveaxis(x, axis, 0))
+
+
+@register_kernel("Split")
+def split(ctx, x):
+    n = len(ctx.attrs["size_splits"])
+    axis = ctx.attrs["axis"]
+    if x.shape[axis] % n:
+        raise errors.InvalidArgumentError(None, ctx.op, f"Number of ways to split should evenly divide the split "
+                                                        f"dimension, but got split_dim {axis} (size = "
+                                                        f"{x.shape[axis]}) and num_split {n}")
+    return tuple(ctx.xp.split(x, n, axis=axis))
+
+
+@register_kernel("SplitV")
+def split_v(ctx, x):
+    sizes, axis = ctx.attrs["size_splits"], ctx.attrs["axis"]
+    d = x.shape[axis]
+    known = sum(s for s in sizes if s != -1)
+    sizes = [d - known if s == -1 else s for s in sizes]
+    if sum(sizes) != d or min(sizes) < 0:
+        raise errors.InvalidArgumentError(None, ctx.op, f"Determined shape must either match input shape along "
+                                                        f"split_dim exactly if fully specified, or be less than the "
+                                                        f"size of the input along split_dim if not fully specified. "
+                                                        f"Got: {known}")
+    return tuple(ctx.xp.split(x, np.cumsum(sizes[:-1]).tolist(), axis=axis))
+
+
+@register_kernel("Tile")
+def tile(ctx, x):
+    return ctx.xp.tile(x, ctx.attrs["multiples"])
+
+
+@register_kernel("TileGrad")
+def tile_grad(ctx, grad, like):
+    m = ctx.attrs["multiples"]
+    interleaved = []
+    for k, d in zip(m, like.shape):
+        interleaved += [k, d]
+    summed = ctx.xp.sum(grad.reshape(interleaved), axis=tuple(range(0, 2 * len(m), 2)))
+    return summed.astype(grad.dtype, copy=False)
+
+
+# -- linalg -------------------------------------------------------------------
+@register_kernel("Diag")
+def diag(ctx, x):
+    n = x.size
+    out = ctx.xp.zeros((n, n), dtype=x.dtype)
+    idx = ctx.xp.arange(n)
+    out[idx, idx] = x.ravel()
+    return out.reshape(x.shape + x.shape)
+
+
+@register_kernel("DiagPart")
+def diag_part(ctx, x):
+    half = x.shape[:x.ndim // 2]
+    n = int(np.prod(half))
+    idx = ctx.xp.arange(n)
+    return x.reshape(n, n)[idx, idx].reshape(half)
+
+
+@register_kernel("Einsum")
+def einsum(ctx, *xs):
+    return ctx.xp.einsum(ctx.attrs["equation"], *xs)

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 from .. import errors
+from .math_kernels import keepdims_shape
 from .registry import register_kernel
 
 _NO_INT32_ON_GPU = [d for d in (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int64, _dtypes.bool_)]
@@ -164,18 +165,24 @@ def cast(ctx, x):
     return ctx.xp.asarray(x).astype(ctx.attrs["DstT"].np_dtype)
 
 
-def _sum_to_shape(xp, grad, shape):
-    if grad.shape == shape:
-        return grad
-    lead = grad.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape) if d == 1 and grad.shape[lead + i] != 1)
-    out = xp.sum(grad, axis=axes, keepdims=True) if axes else grad
-    return out.reshape(shape).astype(grad.dtype, copy=False)
+def _sum_axes(grad_shape, shape):
+    lead = len(grad_shape) - len(shape)
+    return tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape) if d == 1 and grad_shape[lead + i] != 1)
 
 
 @register_kernel("SumToShapeOf")
 def sum_to_shape_of(ctx, grad, like):
-    return _sum_to_shape(ctx.xp, grad, like.shape)
+    """Sums the broadcast axes away; the axes are cached per (grad shape, target shape)."""
+    shape = like.shape
+    if grad.shape == shape:
+        return grad
+    key = (grad.shape, shape)
+    cached = ctx.attrs.get("_axes")
+    if cached is None or cached[0] != key:
+        cached = ctx.attrs["_axes"] = (key, _sum_axes(grad.shape, shape))
+    axes = cached[1]
+    out = ctx.xp.sum(grad, axis=axes, keepdims=True) if axes else grad
+    return out.reshape(shape).astype(grad.dtype, copy=False)
 
 
 @register_kernel("BroadcastLike")
@@ -185,12 +192,4 @@ def broadcast_like(ctx, x, like):
 
 @register_kernel("ReductionGrad")
 def reduction_grad(ctx, grad, like):
-    axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
-    if axis is not None and not keepdims:
-        axes = axis if isinstance(axis, tuple) else (axis,)
-        axes = sorted(a % like.ndim for a in axes)
-        shape = list(grad.shape)
-        for a in axes:
-            shape.insert(a, 1)
-        grad = grad.reshape(shape)
-    return ctx.xp.broadcast_to(grad, like.shape)
+    return ctx.xp.broadcast_to(ctx.xp.reshape(grad, keepdims_shape(ctx, grad.shape, like.shape)), like.shape)

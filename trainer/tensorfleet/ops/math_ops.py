@@ -1,26 +1,31 @@
-"""Math ops (core subset): elementwise arithmetic with broadcasting, matmul, sums.
+"""Math ops: elementwise arithmetic with broadcasting, unary math, add_n, matmul, cast.
 
-Each op: wrapper with TF's signature and default name, shape function, gradient.
-Broadcasting gradients are reduced back to the input's shape with `sum_to_shape_of`.
+Sits in `ops/` (wrappers + shape functions + gradients); kernels in `kernels/math_kernels.py`
+and `kernels/core_kernels.py`. Each op: wrapper with TF's signature and default name, shape
+function, gradient. Broadcasting gradients are reduced back to the input's shape with
+`sum_to_shape_of`; reductions re-expand with `reduction_grad`. Reductions live in
+`reduction_ops`, comparisons/logical/where in `comparison_ops`, clipping in `clip_ops` and the
+Tensor operator overloads in `tensor_operators`; all are re-exported here (as in TF's math_ops).
 """
 
 from __future__ import annotations
 
-__all__ = ["add", "subtract", "multiply", "sub", "mul", "negative", "neg", "add_n", "matmul", "reduce_sum", "cast"]
+__all__ = ["add", "subtract", "multiply", "sub", "mul", "divide", "truediv", "div", "floordiv", "realdiv", "mod",
+           "floormod", "div_no_nan", "pow", "maximum", "minimum", "squared_difference", "negative", "neg", "abs",
+           "sign", "exp", "log", "log1p", "sqrt", "rsqrt", "square", "reciprocal", "floor", "ceil", "round", "sin",
+           "cos", "add_n", "accumulate_n", "matmul", "cast", "to_float", "to_double", "to_int32", "to_int64",
+           "saturate_cast"]
+
+import builtins as _builtins
 
 from .. import dtypes as _dtypes
-from ..graph import Tensor
-from .common import (TensorShape, binary_inputs, broadcast_binary, convert_to_tensor, make_tensor,
-                     reduced_shape, register_gradient, register_op, unchanged_shape)
+from ..graph import Tensor, name_scope
+from .common import (NotDifferentiable, TensorShape, binary_inputs, broadcast_binary, convert_to_tensor,
+                     make_tensor, register_gradient, register_op, unchanged_shape)
 
 
 # -- broadcasting helpers -----------------------------------------------------
-def _sum_to_shape_of_shape(op):
-    grad, like = op.inputs
-    return [(grad.dtype, like.shape)]
-
-
-register_op("SumToShapeOf", _sum_to_shape_of_shape)
+register_op("SumToShapeOf", lambda op: [(op.inputs[0].dtype, op.inputs[1].shape)])
 
 
 def sum_to_shape_of(grad: Tensor, like: Tensor) -> Tensor:
@@ -51,6 +56,20 @@ def _broadcast_like_grad(op, grad):
     return [sum_to_shape_of(grad, op.inputs[0]), None]
 
 
+register_op("ReductionGrad", lambda op: [(op.inputs[0].dtype, op.inputs[1].shape)])
+
+
+def reduction_grad(grad: Tensor, like: Tensor, axis, keepdims: bool) -> Tensor:
+    """Re-inserts the reduced `axis` of `grad` (unless keepdims) and broadcasts it to `like`'s shape."""
+    return make_tensor("ReductionGrad", [grad, like], {"axis": axis, "keepdims": keepdims}, name="ReductionGrad")
+
+
+@register_gradient("ReductionGrad")
+def _reduction_grad_grad(op, grad):
+    return [make_tensor("Sum", [grad], {"axis": op.get_attr("axis"), "keepdims": op.get_attr("keepdims")},
+                        name="Sum"), None]
+
+
 # -- elementwise binary -------------------------------------------------------
 def binary_op(op_type: str, x, y, name=None, default_name=None) -> Tensor:
     """Creates a broadcasting binary op after TF's operand conversion rules."""
@@ -58,11 +77,18 @@ def binary_op(op_type: str, x, y, name=None, default_name=None) -> Tensor:
     return make_tensor(op_type, [x, y], name=name, default_name=default_name or op_type)
 
 
-def _binary(op_type: str, py_name: str):
-    register_op(op_type, broadcast_binary)
+def _numeric_binary_shape(op):
+    x, y = op.inputs
+    if x.dtype.is_bool:
+        raise TypeError(f"{op.type} does not support dtype bool")
+    return broadcast_binary(op)
+
+
+def _binary(op_type: str, py_name: str, default_name=None):
+    register_op(op_type, _numeric_binary_shape)
 
     def fn(x, y, name=None):
-        return binary_op(op_type, x, y, name)
+        return binary_op(op_type, x, y, name, default_name)
 
     fn.__name__ = py_name
     fn.__doc__ = f"`tf.{py_name}(x, y)`: elementwise {op_type} with numpy broadcasting."
@@ -73,6 +99,59 @@ add = _binary("Add", "add")
 subtract = _binary("Sub", "subtract")
 multiply = _binary("Mul", "multiply")
 sub, mul = subtract, multiply
+floordiv = _binary("FloorDiv", "floordiv", "floordiv")
+mod = _binary("FloorMod", "mod")
+floormod = mod
+pow = _binary("Pow", "pow")  # noqa: A001
+maximum = _binary("Maximum", "maximum")
+minimum = _binary("Minimum", "minimum")
+squared_difference = _binary("SquaredDifference", "squared_difference")
+_realdiv = _binary("RealDiv", "realdiv")
+_div_no_nan = _binary("DivNoNan", "div_no_nan")
+
+
+def realdiv(x, y, name=None):
+    """`tf.realdiv(x, y)`: float division (op RealDiv); integer inputs are a TypeError (use truediv)."""
+    x, y = binary_inputs(x, y, "RealDiv")
+    if not x.dtype.is_floating:
+        raise TypeError(f"Value passed to parameter 'x' has DataType {x.dtype.name} not in list of allowed "
+                        f"values: float16, float32, float64 (RealDiv)")
+    return make_tensor("RealDiv", [x, y], name=name, default_name="RealDiv")
+
+
+def div_no_nan(x, y, name=None):
+    """`tf.div_no_nan(x, y)`: x / y, and 0 wherever y == 0."""
+    x, y = binary_inputs(x, y, "DivNoNan")
+    return make_tensor("DivNoNan", [x, y], name=name, default_name="div_no_nan")
+
+
+_TRUEDIV_CAST = {_dtypes.int8: _dtypes.float32, _dtypes.uint8: _dtypes.float32, _dtypes.int16: _dtypes.float32,
+                 _dtypes.int32: _dtypes.float64, _dtypes.int64: _dtypes.float64}
+
+
+def truediv(x, y, name=None):
+    """`tf.truediv`: Python 3 division; int8/16 and uint8 become float32, int32/int64 become float64."""
+    with name_scope(name, "truediv", [x, y]) as scope:
+        x, y = binary_inputs(x, y, "truediv")
+        target = _TRUEDIV_CAST.get(x.dtype)
+        if target is not None:
+            x, y = cast(x, target), cast(y, target)
+        elif not x.dtype.is_floating:
+            raise TypeError(f"Invalid dtype {x.dtype.name} in __truediv__")
+        return make_tensor("RealDiv", [x, y], name=scope)
+
+
+def divide(x, y, name=None):
+    """`tf.divide(x, y)`: same as `x / y` (truediv)."""
+    return truediv(x, y, name=name)
+
+
+def div(x, y, name=None):
+    """`tf.div` (TF1): Python-2 division: floor division for integers, real division for floats."""
+    with name_scope(name, "div", [x, y]) as scope:
+        x, y = binary_inputs(x, y, "div")
+        op_type = "RealDiv" if x.dtype.is_floating else "FloorDiv"
+        return make_tensor(op_type, [x, y], name=scope)
 
 
 @register_gradient("Add")
@@ -93,20 +172,173 @@ def _mul_grad(op, grad):
     return [sum_to_shape_of(multiply(grad, y), x), sum_to_shape_of(multiply(grad, x), y)]
 
 
+@register_gradient("RealDiv")
+def _realdiv_grad(op, grad):
+    x, y = op.inputs
+    gx = _realdiv(grad, y)
+    gy = multiply(grad, _realdiv(negative(op.outputs[0]), y))
+    return [sum_to_shape_of(gx, x), sum_to_shape_of(gy, y)]
+
+
+@register_gradient("DivNoNan")
+def _div_no_nan_grad(op, grad):
+    x, y = op.inputs
+    gx = _div_no_nan(grad, y)
+    gy = multiply(grad, _div_no_nan(negative(op.outputs[0]), y))
+    return [sum_to_shape_of(gx, x), sum_to_shape_of(gy, y)]
+
+
+NotDifferentiable("FloorDiv")
+
+
+@register_gradient("FloorMod")
+def _floormod_grad(op, grad):
+    x, y = op.inputs  # d/dy (x - floor(x/y) * y) = -floor(x/y)
+    return [sum_to_shape_of(grad, x), sum_to_shape_of(multiply(grad, negative(floor(_realdiv(x, y)))), y)]
+
+
+@register_gradient("Pow")
+def _pow_grad(op, grad):
+    from .comparison_ops import greater, where  # late: comparison_ops builds on this module
+    x, y = op.inputs
+    z = op.outputs[0]
+    one = convert_to_tensor(1, dtype=y.dtype)
+    gx = multiply(grad, multiply(y, pow(x, subtract(y, one))))
+    zeros = broadcast_like(convert_to_tensor(0, dtype=x.dtype), x)
+    positive = greater(x, zeros)
+    log_x = where(positive, log(where(positive, x, broadcast_like(one, x))), zeros)
+    gy = multiply(grad, multiply(z, log_x))
+    return [sum_to_shape_of(gx, x), sum_to_shape_of(gy, y)]
+
+
+def _minmax_grad(op, grad, select_x):
+    from .comparison_ops import where  # late import (cycle)
+    x, y = op.inputs
+    xmask = select_x(x, y)
+    zeros = broadcast_like(convert_to_tensor(0, dtype=grad.dtype), grad)
+    return [sum_to_shape_of(where(xmask, grad, zeros), x), sum_to_shape_of(where(xmask, zeros, grad), y)]
+
+
+@register_gradient("Maximum")
+def _maximum_grad(op, grad):
+    """Ties (x == y) send the whole gradient to x, as in TF."""
+    from .comparison_ops import greater_equal
+    return _minmax_grad(op, grad, greater_equal)
+
+
+@register_gradient("Minimum")
+def _minimum_grad(op, grad):
+    """Ties (x == y) send the whole gradient to x, as in TF."""
+    from .comparison_ops import less_equal
+    return _minmax_grad(op, grad, less_equal)
+
+
+@register_gradient("SquaredDifference")
+def _squared_difference_grad(op, grad):
+    x, y = op.inputs
+    two = convert_to_tensor(2, dtype=grad.dtype)
+    gx = multiply(multiply(grad, two), subtract(x, y))
+    return [sum_to_shape_of(gx, x), sum_to_shape_of(negative(gx), y)]
+
+
 # -- unary --------------------------------------------------------------------
-register_op("Neg", unchanged_shape)
+def _unary(op_type: str, py_name: str, float_only=False):
+    def shape_fn(op):
+        t = op.inputs[0]
+        if float_only and not t.dtype.is_floating:
+            raise TypeError(f"Value passed to parameter 'x' has DataType {t.dtype.name} not in list of allowed "
+                            f"values: float16, float32, float64 ({op_type})")
+        if t.dtype.is_bool:
+            raise TypeError(f"{op_type} does not support dtype bool")
+        return [(t.dtype, t.shape)]
+
+    register_op(op_type, shape_fn)
+
+    def fn(x, name=None):
+        return make_tensor(op_type, [convert_to_tensor(x)], name=name, default_name=op_type)
+
+    fn.__name__ = py_name
+    fn.__doc__ = f"`tf.{py_name}(x)`: elementwise {op_type}."
+    return fn
 
 
-def negative(x, name=None):
-    return make_tensor("Neg", [convert_to_tensor(x)], name=name, default_name="Neg")
-
-
+negative = _unary("Neg", "negative")
 neg = negative
+abs = _unary("Abs", "abs")  # noqa: A001
+sign = _unary("Sign", "sign")
+exp = _unary("Exp", "exp", float_only=True)
+log = _unary("Log", "log", float_only=True)
+log1p = _unary("Log1p", "log1p", float_only=True)
+sqrt = _unary("Sqrt", "sqrt", float_only=True)
+rsqrt = _unary("Rsqrt", "rsqrt", float_only=True)
+square = _unary("Square", "square")
+reciprocal = _unary("Reciprocal", "reciprocal")
+floor = _unary("Floor", "floor", float_only=True)
+ceil = _unary("Ceil", "ceil", float_only=True)
+round = _unary("Round", "round")  # noqa: A001  (banker's rounding, as TF)
+sin = _unary("Sin", "sin", float_only=True)
+cos = _unary("Cos", "cos", float_only=True)
+for _t in ("Sign", "Floor", "Ceil", "Round"):
+    NotDifferentiable(_t)  # zero almost everywhere: no gradient flows (TF returns zeros or None)
 
 
 @register_gradient("Neg")
 def _neg_grad(op, grad):
     return [negative(grad)]
+
+
+@register_gradient("Abs")
+def _abs_grad(op, grad):
+    return [multiply(grad, sign(op.inputs[0]))]
+
+
+@register_gradient("Exp")
+def _exp_grad(op, grad):
+    return [multiply(grad, op.outputs[0])]
+
+
+@register_gradient("Log")
+def _log_grad(op, grad):
+    return [multiply(grad, reciprocal(op.inputs[0]))]
+
+
+@register_gradient("Log1p")
+def _log1p_grad(op, grad):
+    x = op.inputs[0]
+    return [multiply(grad, reciprocal(add(x, convert_to_tensor(1, dtype=x.dtype))))]
+
+
+@register_gradient("Sqrt")
+def _sqrt_grad(op, grad):
+    y = op.outputs[0]
+    return [_realdiv(multiply(grad, convert_to_tensor(0.5, dtype=y.dtype)), y)]
+
+
+@register_gradient("Rsqrt")
+def _rsqrt_grad(op, grad):
+    y = op.outputs[0]
+    return [multiply(grad, multiply(convert_to_tensor(-0.5, dtype=y.dtype), multiply(square(y), y)))]
+
+
+@register_gradient("Square")
+def _square_grad(op, grad):
+    x = op.inputs[0]
+    return [multiply(grad, multiply(convert_to_tensor(2, dtype=x.dtype), x))]
+
+
+@register_gradient("Reciprocal")
+def _reciprocal_grad(op, grad):
+    return [negative(multiply(grad, square(op.outputs[0])))]
+
+
+@register_gradient("Sin")
+def _sin_grad(op, grad):
+    return [multiply(grad, cos(op.inputs[0]))]
+
+
+@register_gradient("Cos")
+def _cos_grad(op, grad):
+    return [negative(multiply(grad, sin(op.inputs[0])))]
 
 
 # -- AddN (gradient aggregation) ----------------------------------------------
@@ -175,51 +407,6 @@ def _matmul_grad(op, grad):
     return [matmul(b, grad, transpose_a=True, transpose_b=True), matmul(grad, a, transpose_a=True, transpose_b=True)]
 
 
-# -- Sum ----------------------------------------------------------------------
-def _sum_shape(op):
-    x = op.inputs[0]
-    return [(x.dtype, reduced_shape(x.shape, op.get_attr("axis"), op.get_attr("keepdims")))]
-
-
-register_op("Sum", _sum_shape)
-
-
-def _axis_attr(axis):
-    if axis is None:
-        return None
-    if isinstance(axis, Tensor):
-        raise TypeError("axis must be a Python int or list of ints (a static value), not a Tensor")
-    if isinstance(axis, (list, tuple)):
-        return tuple(int(a) for a in axis)
-    return int(axis)
-
-
-def reduce_sum(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
-    x = convert_to_tensor(input_tensor)
-    axis = axis if axis is not None else reduction_indices
-    keep = bool(keepdims if keepdims is not None else keep_dims)
-    return make_tensor("Sum", [x], {"axis": _axis_attr(axis), "keepdims": keep}, name=name, default_name="Sum")
-
-
-@register_gradient("Sum")
-def _sum_grad(op, grad):
-    return [reduction_grad(grad, op.inputs[0], op.get_attr("axis"), op.get_attr("keepdims"))]
-
-
-register_op("ReductionGrad", lambda op: [(op.inputs[0].dtype, op.inputs[1].shape)])
-
-
-def reduction_grad(grad: Tensor, like: Tensor, axis, keepdims: bool) -> Tensor:
-    """Re-inserts the reduced `axis` of `grad` (unless keepdims) and broadcasts it to `like`'s shape."""
-    return make_tensor("ReductionGrad", [grad, like], {"axis": axis, "keepdims": keepdims}, name="ReductionGrad")
-
-
-@register_gradient("ReductionGrad")
-def _reduction_grad_grad(op, grad):
-    return [make_tensor("Sum", [grad], {"axis": op.get_attr("axis"), "keepdims": op.get_attr("keepdims")},
-                        name="Sum"), None]
-
-
 # -- Cast ---------------------------------------------------------------------
 register_op("Cast", lambda op: [(op.get_attr("DstT"), op.inputs[0].shape)])
 
@@ -240,16 +427,45 @@ def _cast_grad(op, grad):
     return [None]
 
 
-# -- operator overloads (TF's lowercase default names: `a + b` is named "add") --
-def _overload(op_type: str, default_name: str, reverse: bool = False):
-    if reverse:
-        return lambda self, other: binary_op(op_type, other, self, default_name=default_name)
-    return lambda self, other: binary_op(op_type, self, other, default_name=default_name)
+def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
+    """`tf.accumulate_n`: the sum of `inputs` (same as add_n here)."""
+    return add_n(inputs, name=name)
 
 
-for _op_type, _name in (("Add", "add"), ("Sub", "sub"), ("Mul", "mul")):
-    Tensor._override_operator(f"__{_name}__", _overload(_op_type, _name))
-    Tensor._override_operator(f"__r{_name}__", _overload(_op_type, _name, reverse=True))
-Tensor._override_operator("__matmul__", lambda self, other: matmul(self, other, name="matmul"))
-Tensor._override_operator("__rmatmul__", lambda self, other: matmul(other, self, name="matmul"))
-Tensor._override_operator("__neg__", lambda self: negative(self, name="Neg"))
+def to_float(x, name="ToFloat"):
+    return cast(x, _dtypes.float32, name=name)
+
+
+def to_double(x, name="ToDouble"):
+    return cast(x, _dtypes.float64, name=name)
+
+
+def to_int32(x, name="ToInt32"):
+    return cast(x, _dtypes.int32, name=name)
+
+
+def to_int64(x, name="ToInt64"):
+    return cast(x, _dtypes.int64, name=name)
+
+
+def saturate_cast(value, dtype, name=None):
+    """`tf.saturate_cast`: clips to `dtype`'s range before casting."""
+    value = convert_to_tensor(value)
+    dtype = _dtypes.as_dtype(dtype)
+    with name_scope(name, "saturate_cast", [value]) as scope:
+        if value.dtype.is_numeric and dtype.is_numeric and not dtype.is_floating:
+            lo = _builtins.max(float(value.dtype.min), float(dtype.min))
+            hi = _builtins.min(float(value.dtype.max), float(dtype.max))
+            value = minimum(maximum(value, lo), hi)
+        return cast(value, dtype, name=scope)
+
+
+from .reduction_ops import *  # noqa: E402,F401,F403  (re-exported: TF's math_ops holds reductions)
+from .reduction_ops import __all__ as _reduction_all  # noqa: E402
+from .comparison_ops import *  # noqa: E402,F401,F403
+from .comparison_ops import __all__ as _comparison_all  # noqa: E402
+from .clip_ops import *  # noqa: E402,F401,F403
+from .clip_ops import __all__ as _clip_all  # noqa: E402
+from . import tensor_operators as _tensor_operators  # noqa: E402,F401  (installs Tensor.__add__ etc.)
+
+__all__ += _reduction_all + _comparison_all + _clip_all

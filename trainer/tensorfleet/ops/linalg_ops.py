@@ -1,0 +1,142 @@
+"""Small linear-algebra ops: eye, diag, diag_part, trace, einsum.
+
+Sits in `ops/` beside `array_ops` (re-exported from there); kernels in `kernels/array_kernels.py`.
+"""
+from __future__ import annotations
+
+__all__ = ["eye", "diag", "diag_part", "trace", "einsum"]
+
+import numpy as np
+
+from .. import dtypes as _dtypes
+from .common import (TensorShape, convert_to_tensor, make_tensor, register_gradient, register_op, unknown_shape)
+
+
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dtypes.float32, name=None):
+    """`tf.eye`: an identity matrix (a constant; batch_shape prepends batch dims)."""
+    from .array_ops import constant
+    dtype = _dtypes.as_dtype(dtype)
+    m = np.eye(int(num_rows), int(num_columns if num_columns is not None else num_rows), dtype=dtype.np_dtype)
+    if batch_shape:
+        m = np.broadcast_to(m, tuple(batch_shape) + m.shape).copy()
+    return constant(m, name=name or "eye")
+
+
+# -- Diag / DiagPart ----------------------------------------------------------
+def _diag_shape(op):
+    x = op.inputs[0]
+    if x.shape.ndims is None:
+        return [(x.dtype, unknown_shape())]
+    if x.shape.ndims == 0:
+        raise ValueError("Shape must be at least rank 1 but is rank 0")
+    return [(x.dtype, x.shape.concatenate(x.shape))]
+
+
+def _diag_part_shape(op):
+    x = op.inputs[0]
+    if x.shape.ndims is None:
+        return [(x.dtype, unknown_shape())]
+    n = x.shape.ndims
+    if n % 2 or n == 0:
+        raise ValueError(f"Input must have even rank, got rank {n}")
+    a, b = x.shape[:n // 2], x.shape[n // 2:]
+    if not a.is_compatible_with(b):
+        raise ValueError(f"Invalid shape {x.shape}: dimensions must match between the two halves")
+    return [(x.dtype, a.merge_with(b))]
+
+
+register_op("Diag", _diag_shape)
+register_op("DiagPart", _diag_part_shape)
+
+
+def diag(diagonal, name=None):
+    """`tf.diag`: rank-k input -> rank-2k output with the input on the diagonal."""
+    return make_tensor("Diag", [convert_to_tensor(diagonal)], name=name, default_name="Diag")
+
+
+def diag_part(input, name=None):
+    """`tf.diag_part`: the inverse of diag."""
+    return make_tensor("DiagPart", [convert_to_tensor(input)], name=name, default_name="DiagPart")
+
+
+@register_gradient("Diag")
+def _diag_grad(op, grad):
+    return [diag_part(grad)]
+
+
+@register_gradient("DiagPart")
+def _diag_part_grad(op, grad):
+    return [diag(grad)]
+
+
+def trace(x, name=None):
+    """`tf.trace`: sum of the main diagonal of a matrix (rank 2 only here)."""
+    from .reduction_ops import reduce_sum
+    x = convert_to_tensor(x)
+    return reduce_sum(diag_part(x), name=name or "Trace")
+
+
+# -- Einsum -------------------------------------------------------------------
+def _parse_einsum(equation: str, n_inputs: int):
+    eq = equation.replace(" ", "")
+    if "." in eq:
+        raise ValueError("einsum: ellipsis (...) is not supported")
+    if "->" in eq:
+        lhs, out = eq.split("->")
+    else:
+        lhs = eq
+        letters = lhs.replace(",", "")
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    ins = lhs.split(",")
+    if len(ins) != n_inputs:
+        raise ValueError(f"einsum: equation {equation!r} has {len(ins)} inputs but {n_inputs} were given")
+    return ins, out
+
+
+def _einsum_shape(op):
+    ins, out = op.get_attr("ins"), op.get_attr("out")
+    sizes = {}
+    for spec, t in zip(ins, op.inputs):
+        if t.shape.ndims is None:
+            continue
+        if len(spec) != t.shape.ndims:
+            raise ValueError(f"einsum: subscripts {spec!r} do not match rank {t.shape.ndims}")
+        for c, d in zip(spec, t.shape.as_tuple()):
+            if d is None:
+                continue
+            if sizes.get(c, d) != d:
+                raise ValueError(f"Dimensions must be equal, but are {sizes[c]} and {d} (subscript {c!r})")
+            sizes[c] = d
+    return [(op.inputs[0].dtype, TensorShape([sizes.get(c) for c in out]))]
+
+
+register_op("Einsum", _einsum_shape, expensive=True)
+
+
+def einsum(equation, *inputs, **kwargs):
+    """`tf.einsum(equation, *inputs)` without ellipsis; gradients need every input subscript to appear
+    in the output or another input, with no repeated subscript within one input."""
+    name = kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"Invalid keyword arguments for einsum: {sorted(kwargs)}")
+    ts = [convert_to_tensor(t) for t in inputs]
+    for t in ts[1:]:
+        if t.dtype is not ts[0].dtype:
+            raise TypeError(f"einsum: all inputs must have the same dtype, got {ts[0].dtype.name} and {t.dtype.name}")
+    ins, out = _parse_einsum(equation, len(ts))
+    return make_tensor("Einsum", ts, {"ins": tuple(ins), "out": out,
+                                      "equation": ",".join(ins) + "->" + out}, name=name, default_name="einsum")
+
+
+@register_gradient("Einsum")
+def _einsum_grad(op, grad):
+    ins, out = op.get_attr("ins"), op.get_attr("out")
+    grads = []
+    for i, spec in enumerate(ins):
+        others = [(s, t) for j, (s, t) in enumerate(zip(ins, op.inputs)) if j != i]
+        avail = set(out).union(*[set(s) for s, _ in others])
+        if len(set(spec)) != len(spec) or not set(spec) <= avail:
+            raise LookupError(f"einsum gradient for subscripts {spec!r} in {op.get_attr('equation')!r} is not "
+                              f"supported (repeated or input-only subscripts)")
+        grads.append(einsum(",".join([out] + [s for s, _ in others]) + "->" + spec, grad, *[t for _, t in others]))
+    return grads
