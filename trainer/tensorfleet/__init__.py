@@ -26,6 +26,7 @@ from .ops.state_ops import *  # noqa: F401,F403
 from .ops.random_ops import *  # noqa: F401,F403
 from .ops.init_ops import *  # noqa: F401,F403
 from .ops.variable_scope import *  # noqa: F401,F403
+from .ops.nn_ops import sigmoid, tanh  # noqa: F401  (tf.sigmoid / tf.tanh; the rest of nn stays in tf.nn)
 from .op_registry import NotDifferentiable, RegisterGradient
 from .autodiff import gradients
 from .config import *  # noqa: F401,F403

@@ -1,2 +1,214 @@
-"""`tf.layers`: TF1 layer functions (dense, ...)."""
-__all__ = []
+"""`tf.layers`: TF1 functional layers (dense, conv2d, pooling, flatten, dropout) on top of `tf.nn`.
+
+Sits above `ops/` (it builds graph through `tf.nn`, `tf.matmul` and variables). Variables are
+`<scope>/kernel` and `<scope>/bias`; the scope is `name`, or `dense`, `dense_1`, ... unique per graph
+like TF. When `ops/variable_scope` provides `get_variable`/`variable_scope`, layers use them (so
+`reuse=` and enclosing `tf.variable_scope`s work as in TF); otherwise they fall back to `tf.Variable`s
+under a name scope. The default kernel initializer is glorot-uniform: `tf.glorot_uniform_initializer`
+when `ops/init_ops` has it, else an nn-private uniform op seeded by TF1's graph/op seed rule.
+"""
+from __future__ import annotations
+
+__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout"]
+
+import contextlib
+import math
+
+import numpy as np
+
+from . import dtypes as _dtypes
+from .graph import Tensor, convert_to_tensor, get_default_graph
+from .ops import conv_ops, init_ops, math_ops, nn_impl, state_ops
+from .ops import variable_scope as _vs
+from .ops.array_ops import constant
+
+
+# -- initializers -------------------------------------------------------------
+def _fans(shape):
+    if len(shape) < 1:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    receptive = int(np.prod(shape[:-2]))
+    return shape[-2] * receptive, shape[-1] * receptive
+
+
+def _glorot_uniform(shape, dtype=_dtypes.float32, partition_info=None):
+    """glorot_uniform: U(-l, l), l = sqrt(6 / (fan_in + fan_out)), drawn by a seeded graph op."""
+    shape = [int(d) for d in shape]
+    fan_in, fan_out = _fans(shape)
+    limit = math.sqrt(6.0 / max(1.0, (fan_in + fan_out)))
+    return nn_impl.nn_random_uniform(shape, -limit, limit, dtype=dtype)
+
+
+def _zeros(shape, dtype=_dtypes.float32, partition_info=None):
+    return constant(np.zeros([int(d) for d in shape], dtype=_dtypes.as_dtype(dtype).np_dtype))
+
+
+def _default_kernel_initializer():
+    factory = getattr(init_ops, "glorot_uniform_initializer", None)
+    return factory() if factory is not None else _glorot_uniform
+
+
+def _call_initializer(init, shape, dtype):
+    try:
+        return init(shape, dtype=dtype, partition_info=None)
+    except TypeError:
+        return init(shape, dtype=dtype)
+
+
+# -- scopes and variables -----------------------------------------------------
+def _has_variable_scopes() -> bool:
+    return hasattr(_vs, "get_variable") and hasattr(_vs, "variable_scope")
+
+
+@contextlib.contextmanager
+def _layer_scope(name, default_name, reuse):
+    """TF's layer scope: variable_scope(name or unique default_name); a name scope for the ops."""
+    if _has_variable_scopes():
+        with _vs.variable_scope(name, default_name=default_name, reuse=reuse):
+            yield
+    else:
+        if reuse:
+            raise NotImplementedError("reuse= needs tf.variable_scope/tf.get_variable (ops/variable_scope.py)")
+        with get_default_graph().name_scope(name or default_name):
+            yield
+
+
+def _weight(name, shape, dtype, initializer, trainable):
+    if _has_variable_scopes():
+        return _vs.get_variable(name, shape=shape, dtype=dtype, initializer=initializer, trainable=trainable)
+    return state_ops.Variable(lambda: _call_initializer(initializer, shape, dtype), name=name, trainable=trainable,
+                              dtype=dtype)
+
+
+def _float_inputs(inputs, layer):
+    x = convert_to_tensor(inputs)
+    if not x.dtype.is_floating:
+        raise ValueError(f"{layer}: inputs must be floating point, got {x.dtype.name}")
+    return x
+
+
+def _activate(out, activation):
+    return activation(out) if activation is not None else out
+
+
+# -- dense --------------------------------------------------------------------
+def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
+          kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+          bias_constraint=None, trainable=True, name=None, reuse=None):
+    """`tf.layers.dense`: activation(inputs @ kernel + bias) for rank-2 inputs; variables <name>/kernel, <name>/bias."""
+    x = _float_inputs(inputs, "Dense")
+    if x.shape.ndims is not None and x.shape.ndims != 2:
+        raise NotImplementedError(f"tf.layers.dense supports rank-2 inputs only here, got rank {x.shape.ndims}")
+    in_dim = x.shape[-1] if x.shape.ndims else None
+    if in_dim is None:
+        raise ValueError("The last dimension of the inputs to `Dense` should be defined. Found `None`.")
+    units = int(units)
+    with _layer_scope(name, "dense", reuse):
+        kernel = _weight("kernel", [in_dim, units], x.dtype, kernel_initializer or _default_kernel_initializer(),
+                         trainable)
+        out = math_ops.matmul(x, kernel)
+        if use_bias:
+            bias = _weight("bias", [units], x.dtype, bias_initializer or _zeros, trainable)
+            out = nn_impl.bias_add(out, bias)
+        return _activate(out, activation)
+
+
+# -- conv2d -------------------------------------------------------------------
+def _pair(v, what):
+    if isinstance(v, (int, np.integer)):
+        return int(v), int(v)
+    v = tuple(int(a) for a in v)
+    if len(v) == 1:
+        return v * 2
+    if len(v) != 2:
+        raise ValueError(f"The `{what}` argument must be a tuple of 2 integers. Received: {v}")
+    return v
+
+
+def _tf_padding(padding):
+    p = str(padding).lower()
+    if p not in ("valid", "same"):
+        raise ValueError(f"The `padding` argument must be one of \"valid\", \"same\". Received: {padding}")
+    return p.upper()
+
+
+def _tf_format(data_format):
+    if data_format in ("channels_last", None):
+        return "NHWC"
+    if data_format == "channels_first":
+        return "NCHW"
+    raise ValueError(f"The `data_format` argument must be one of \"channels_first\", \"channels_last\". "
+                     f"Received: {data_format}")
+
+
+def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
+           dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
+           kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+           bias_constraint=None, trainable=True, name=None, reuse=None):
+    """`tf.layers.conv2d`: kernel [kh, kw, in_channels, filters] + bias [filters]; padding 'valid'/'same'."""
+    x = _float_inputs(inputs, "Conv2D")
+    fmt = _tf_format(data_format)
+    if x.shape.ndims is not None and x.shape.ndims != 4:
+        raise ValueError(f"Input 0 of layer conv2d is incompatible with the layer: expected ndim=4, found "
+                         f"ndim={x.shape.ndims}. Full shape received: {x.shape.as_list()}")
+    in_ch = x.shape[1 if fmt == "NCHW" else 3] if x.shape.ndims else None
+    if in_ch is None:
+        raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
+    kh, kw = _pair(kernel_size, "kernel_size")
+    strides, dilations = _pair(strides, "strides"), _pair(dilation_rate, "dilation_rate")
+    with _layer_scope(name, "conv2d", reuse):
+        kernel = _weight("kernel", [kh, kw, in_ch, int(filters)], x.dtype,
+                         kernel_initializer or _default_kernel_initializer(), trainable)
+        out = conv_ops.conv2d(x, kernel, strides=list(strides), padding=_tf_padding(padding), data_format=fmt,
+                              dilations=list(dilations))
+        if use_bias:
+            bias = _weight("bias", [int(filters)], x.dtype, bias_initializer or _zeros, trainable)
+            out = nn_impl.bias_add(out, bias, data_format=fmt)
+        return _activate(out, activation)
+
+
+# -- pooling, flatten, dropout (no variables) ---------------------------------
+def _pool(fn, default_name, inputs, pool_size, strides, padding, data_format, name):
+    x = _float_inputs(inputs, default_name)
+    fmt = _tf_format(data_format)
+    with _layer_scope(name, default_name, None):
+        return fn(x, list(_pair(pool_size, "pool_size")), list(_pair(strides, "strides")), _tf_padding(padding),
+                  data_format=fmt)
+
+
+def max_pooling2d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    """`tf.layers.max_pooling2d`."""
+    return _pool(conv_ops.max_pool, "max_pooling2d", inputs, pool_size, strides, padding, data_format, name)
+
+
+def average_pooling2d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    """`tf.layers.average_pooling2d`."""
+    return _pool(conv_ops.avg_pool, "average_pooling2d", inputs, pool_size, strides, padding, data_format, name)
+
+
+def flatten(inputs, name=None, data_format="channels_last"):
+    """`tf.layers.flatten`: [N, ...] -> [N, prod(...)] (channels_first inputs are not transposed here)."""
+    x = convert_to_tensor(inputs)
+    with _layer_scope(name, "flatten", None):
+        return nn_impl.nn_flatten(x)
+
+
+def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):
+    """`tf.layers.dropout`: drops with probability `rate` only when `training` (a bool or a bool Tensor)."""
+    x = _float_inputs(inputs, "Dropout")
+    with _layer_scope(name, "dropout", None):
+        if isinstance(training, (Tensor,)) or hasattr(training, "_as_graph_element"):
+            # rate * cast(training): a rate of 0 keeps everything (mask 1), like TF's cond on `training`
+            rate_t = math_ops.multiply(convert_to_tensor(float(rate) if not isinstance(rate, Tensor) else rate,
+                                                         dtype=x.dtype),
+                                       math_ops.cast(convert_to_tensor(training), x.dtype))
+            return nn_impl.dropout(x, rate=rate_t, noise_shape=noise_shape, seed=seed)
+        if not training:
+            from .ops.array_ops import identity
+            return identity(x)
+        return nn_impl.dropout(x, rate=rate, noise_shape=noise_shape, seed=seed)
+

@@ -1,0 +1,141 @@
+"""tf.layers: variable names/scopes/reuse like TF, glorot-uniform defaults, forward vs numpy, a small CNN trains."""
+import math
+
+import numpy as np
+import pytest
+
+import tensorfleet as tf
+
+
+def _init_and_run(fetches, feed=None):
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        return sess.run(fetches, feed)
+
+
+def test_dense_names_shapes_and_forward():
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    h = tf.layers.dense(x, 3, activation=tf.nn.relu)
+    y = tf.layers.dense(h, 2)
+    assert h.name == "dense/Relu:0" and y.name == "dense_1/BiasAdd:0"
+    assert h.shape.as_list() == [None, 3] and y.dtype == tf.float32
+    names = [v.name for v in tf.global_variables()]
+    assert names == ["dense/kernel:0", "dense/bias:0", "dense_1/kernel:0", "dense_1/bias:0"]
+    assert [v.name for v in tf.trainable_variables()] == names
+    k0, b0, k1, b1 = tf.global_variables()
+    xv = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+    hv, yv, k0v, b0v, k1v, b1v = _init_and_run([h, y, k0, b0, k1, b1], {x: xv})
+    np.testing.assert_array_equal(b0v, 0)
+    ref_h = np.maximum(xv @ k0v + b0v, 0)
+    np.testing.assert_allclose(hv, ref_h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(yv, ref_h @ k1v + b1v, rtol=1e-5, atol=1e-6)
+
+
+def test_dense_glorot_uniform_default_and_seed():
+    tf.set_random_seed(42)
+    tf.layers.dense(tf.placeholder(tf.float32, [None, 300]), 100, name="big")
+    kernel = tf.global_variables()[0]
+    k1 = _init_and_run(kernel)
+    with tf.Session() as sess:  # graph seed set: the same draw in every session
+        sess.run(tf.global_variables_initializer())
+        k2 = sess.run(kernel)
+    np.testing.assert_array_equal(k1, k2)
+    limit = math.sqrt(6 / (300 + 100))
+    assert k1.dtype == np.float32 and np.abs(k1).max() <= limit
+    assert abs(k1.std() - limit / math.sqrt(3)) < 0.01 and abs(k1.mean()) < 0.01
+
+
+def test_dense_custom_initializers_reuse_scopes_and_trainable():
+    x = tf.placeholder(tf.float32, [None, 2])
+    ones = lambda shape, dtype=tf.float32, partition_info=None: tf.constant(np.ones(shape, np.float32))  # noqa: E731
+    y1 = tf.layers.dense(x, 3, kernel_initializer=ones, bias_initializer=ones, name="fc")
+    y2 = tf.layers.dense(x, 3, name="fc", reuse=True)
+    assert len(tf.global_variables()) == 2
+    out1, out2 = _init_and_run([y1, y2], {x: [[1.0, 2.0]]})
+    np.testing.assert_allclose(out1, [[4.0, 4.0, 4.0]])
+    np.testing.assert_allclose(out2, out1)
+    with pytest.raises(ValueError, match="Variable fc/kernel already exists"):
+        tf.layers.dense(x, 3, name="fc")
+    with tf.variable_scope("outer"):
+        tf.layers.dense(x, 1, use_bias=False, trainable=False)
+    assert tf.global_variables()[-1].name == "outer/dense/kernel:0"
+    assert "outer/dense/kernel:0" not in [v.name for v in tf.trainable_variables()]
+    with pytest.raises(ValueError, match="The last dimension of the inputs to `Dense` should be defined"):
+        tf.layers.dense(tf.placeholder(tf.float32, [None, None]), 2)
+
+
+def test_conv2d_and_pooling_layers():
+    x = tf.placeholder(tf.float32, [None, 9, 9, 2])
+    c = tf.layers.conv2d(x, 4, 3, strides=2, padding="same", activation=tf.nn.relu)
+    assert c.name == "conv2d/Relu:0" and c.shape.as_list() == [None, 5, 5, 4]
+    kernel, bias = tf.global_variables()
+    assert (kernel.name, bias.name) == ("conv2d/kernel:0", "conv2d/bias:0")
+    assert kernel.shape.as_list() == [3, 3, 2, 4] and bias.shape.as_list() == [4]
+    v = tf.layers.conv2d(x, 3, (2, 3), name="c2")
+    assert v.shape.as_list() == [None, 8, 7, 3] and v.name == "c2/BiasAdd:0"
+    p = tf.layers.max_pooling2d(c, 2, 2)
+    a = tf.layers.average_pooling2d(c, (2, 2), 2, padding="same")
+    assert p.name == "max_pooling2d/MaxPool:0" and p.shape.as_list() == [None, 2, 2, 4]
+    assert a.name == "average_pooling2d/AvgPool:0" and a.shape.as_list() == [None, 3, 3, 4]
+    f = tf.layers.flatten(a)
+    assert f.shape.as_list() == [None, 36]
+    xv = np.random.default_rng(1).standard_normal((2, 9, 9, 2)).astype(np.float32)
+    cv, pv, fv, kv, bv = _init_and_run([c, p, f, kernel, bias], {x: xv})
+    ref = _init_free_conv(xv, kv, 2) + bv
+    np.testing.assert_allclose(cv, np.maximum(ref, 0), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(pv, cv[:, :4, :4].reshape(2, 2, 2, 2, 2, 4).max(axis=(2, 4)), rtol=1e-6)
+    assert fv.shape == (2, 36)
+    with pytest.raises(ValueError, match="padding"):
+        tf.layers.conv2d(x, 1, 1, padding="full")
+
+
+def _init_free_conv(x, k, s):
+    """Naive SAME conv (pad 1 each side for k=3, s=2 on 9x9)."""
+    xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    out = np.zeros((x.shape[0], 5, 5, k.shape[3]))
+    for i in range(5):
+        for j in range(5):
+            out[:, i, j] = np.tensordot(xp[:, i * s:i * s + 3, j * s:j * s + 3, :], k, axes=([1, 2, 3], [0, 1, 2]))
+    return out
+
+
+def test_flatten_gradient_and_dropout_layer_training_flag():
+    x = tf.constant(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    f = tf.layers.flatten(x)
+    g = tf.gradients(tf.reduce_sum(f * f), x)[0]
+    fv, gv = _init_and_run([f, g])
+    np.testing.assert_array_equal(fv, np.arange(24).reshape(2, 12))
+    np.testing.assert_array_equal(gv, 2 * np.arange(24).reshape(2, 3, 4))
+    ones = tf.constant(np.ones((100, 100), np.float32))
+    np.testing.assert_array_equal(_init_and_run(tf.layers.dropout(ones, 0.5)), 1.0)
+    dropped = _init_and_run(tf.layers.dropout(ones, 0.5, training=True, seed=1))
+    assert set(np.unique(dropped)) == {0.0, 2.0}
+    training = tf.placeholder(tf.bool, [])
+    d = tf.layers.dropout(ones, rate=0.25, training=training)
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(d, {training: False}), 1.0)
+        on = sess.run(d, {training: True})
+    assert abs((on == 0).mean() - 0.25) < 0.03 and np.allclose(on[on != 0], 1 / 0.75)
+
+
+def test_mnist_style_cnn_trains():
+    rng = np.random.default_rng(0)
+    tf.set_random_seed(0)
+    x = tf.placeholder(tf.float32, [None, 28, 28, 1])
+    y = tf.placeholder(tf.int64, [None])
+    h = tf.layers.conv2d(x, 8, 5, padding="same", activation=tf.nn.relu)
+    h = tf.layers.max_pooling2d(h, 2, 2)
+    h = tf.layers.conv2d(h, 16, 5, padding="same", activation=tf.nn.relu)
+    h = tf.layers.max_pooling2d(h, 2, 2)
+    logits = tf.layers.dense(tf.layers.flatten(h), 10)
+    loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)) * 0.05
+    grads = tf.gradients(loss, tf.trainable_variables())
+    step = [tf.assign_sub(v, 0.05 * g) for v, g in zip(tf.trainable_variables(), grads)]
+    xv = rng.uniform(0, 1, (20, 28, 28, 1)).astype(np.float32)
+    yv = rng.integers(0, 10, 20)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first = sess.run(loss, {x: xv, y: yv})
+        for _ in range(8):
+            sess.run(step, {x: xv, y: yv})
+        assert sess.run(loss, {x: xv, y: yv}) < first
