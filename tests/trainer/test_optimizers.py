@@ -335,3 +335,19 @@ def test_constraint_is_applied_after_update():
         sess.run(tf.global_variables_initializer())
         sess.run(train)
         np.testing.assert_allclose(sess.run(w), [0.25, 0.25])
+
+
+def test_scalar_variable_and_two_adam_instances():
+    s = tf.Variable(3.0, name="s")
+    loss = s * s
+    t1 = tf.train.AdamOptimizer(0.1).minimize(loss)
+    t2 = tf.train.AdamOptimizer(0.1).minimize(loss)
+    names = {op.name for op in tf.get_default_graph().get_operations()}
+    assert {"beta1_power", "beta1_power_1", "s/Adam", "s/Adam_1", "s/Adam_2", "s/Adam_3"} <= names
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(t1)
+        v1 = sess.run(s)
+        sess.run(t2)
+        v2 = sess.run(s)
+    assert v1.shape == () and v1 == pytest.approx(2.9, abs=1e-5) and v2 == pytest.approx(2.8, abs=1e-5)

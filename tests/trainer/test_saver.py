@@ -323,3 +323,27 @@ def test_saver_errors(tmp_path):
             saver.save(sess, str(tmp_path / "missing" / "x"))
     with pytest.raises(TypeError, match="Variable to save is not a Variable"):
         tf.train.Saver([tf.constant(1.0)])
+
+
+def test_resuming_adam_training_from_checkpoint_is_exact(tmp_path):
+    x = tf.constant(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+    w = tf.Variable(np.ones((3, 1), np.float32), name="w")
+    loss = tf.reduce_sum(tf.matmul(x, w) * tf.matmul(x, w))
+    gs = tf.train.get_or_create_global_step()
+    train = tf.train.AdamOptimizer(0.05).minimize(loss, global_step=gs)
+    saver = tf.train.Saver()  # all global variables: w, global_step, beta powers, slots
+    assert {"w/Adam", "w/Adam_1", "beta1_power", "beta2_power", "global_step"} <= set(saver._vars)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(train)
+        prefix = saver.save(sess, str(tmp_path / "adam"), global_step=gs)
+        for _ in range(2):
+            sess.run(train)
+        want = sess.run(w)
+    with tf.Session() as sess:
+        saver.restore(sess, prefix)
+        assert tf.train.global_step(sess, gs) == 3
+        for _ in range(2):
+            sess.run(train)
+        np.testing.assert_array_equal(sess.run(w), want)
