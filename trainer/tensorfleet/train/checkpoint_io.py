@@ -1,0 +1,218 @@
+"""Checkpoint files: writing and verified reading of tensorfleet checkpoints (used by `train/saver.py`).
+
+On-disk format (tensorfleet checkpoint v1, full spec in docs/checkpoint-format.md).
+A checkpoint with prefix P is two files:
+  P.data-00000-of-00001  the tensors' raw little-endian bytes (C order), concatenated,
+                         each starting at an 8-byte aligned offset (zero padding between);
+  P.index                UTF-8 JSON: {"format": "tensorfleet-checkpoint", "version": 1,
+                         "data_file": "<basename of the data file>", "data_size": <bytes>,
+                         "tensors": {key: {"dtype": "float32", "shape": [..], "offset": o,
+                         "length": n, "crc32": c}}, "header_crc32": h}
+                         where c = zlib.crc32 of the tensor's bytes and h = zlib.crc32 of the
+                         UTF-8 JSON of the document without "header_crc32"
+                         (json.dumps(..., sort_keys=True, separators=(",", ":"))).
+No pickle anywhere. Writes are atomic: both files are written to temporary names
+in the target directory and fsynced, then the data file is renamed into place and
+the index last — the index rename is the commit point. The `checkpoint` state
+file (TF's text format: `model_checkpoint_path: "..."` and
+`all_model_checkpoint_paths: "..."` lines) is also replaced via temp file + rename.
+Restore reads and verifies everything (index checksum, data size, every tensor's
+crc32, dtype and shape against the graph's variables) before assigning any
+variable: a failed restore leaves all variables untouched.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zlib
+
+import numpy as np
+
+from .. import dtypes as _dtypes
+from .. import errors
+
+__all__: list = []
+
+FORMAT_NAME = "tensorfleet-checkpoint"
+FORMAT_VERSION = 1
+DATA_SUFFIX = ".data-00000-of-00001"
+INDEX_SUFFIX = ".index"
+_ALIGN = 8
+SAVEABLE_DTYPES = (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int8, _dtypes.int16, _dtypes.int32,
+                   _dtypes.int64, _dtypes.uint8, _dtypes.bool_)
+
+
+class CheckpointNotFoundError(errors.NotFoundError, ValueError):
+    """A missing checkpoint: tf.errors.NotFoundError, and a ValueError like TF 1.15's Saver.restore raises."""
+
+
+# -- low-level file helpers ---------------------------------------------------
+def fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_temp(directory: str, final_name: str, chunks) -> str:
+    """Writes `chunks` (bytes-likes) to a new temp file next to `final_name`, fsynced; returns its path."""
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(final_name) + ".tempstate", dir=directory or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for c in chunks:
+                f.write(c)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        remove_quietly(tmp)
+        raise
+    return tmp
+
+
+def remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def _header_crc(doc: dict) -> int:
+    body = {k: v for k, v in doc.items() if k != "header_crc32"}
+    return zlib.crc32(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8"))
+
+
+def write_checkpoint(prefix: str, tensors: dict) -> None:
+    """Writes `tensors` (key -> numpy array) as checkpoint `prefix`, atomically (index renamed last)."""
+    directory = os.path.dirname(prefix)
+    data_path, index_path = prefix + DATA_SUFFIX, prefix + INDEX_SUFFIX
+    entries, chunks, offset = {}, [], 0
+    for key in sorted(tensors):
+        arr = np.asarray(tensors[key])
+        dt = _dtypes.as_dtype(arr.dtype)
+        if dt not in SAVEABLE_DTYPES:
+            raise TypeError(f"Cannot save tensor {key!r} of dtype {arr.dtype}")
+        raw = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
+        pad = (-offset) % _ALIGN
+        if pad:
+            chunks.append(b"\0" * pad)
+            offset += pad
+        entries[key] = {"dtype": dt.name, "shape": list(arr.shape), "offset": offset, "length": len(raw),
+                        "crc32": zlib.crc32(raw)}
+        chunks.append(raw)
+        offset += len(raw)
+    doc = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "data_file": os.path.basename(data_path),
+           "data_size": offset, "tensors": entries}
+    doc["header_crc32"] = _header_crc(doc)
+    index_bytes = (json.dumps(doc, sort_keys=True, indent=1) + "\n").encode("utf-8")
+    had_index = os.path.exists(index_path)
+    tmp_data = write_temp(directory, data_path, chunks)
+    try:
+        tmp_index = write_temp(directory, index_path, [index_bytes])
+    except BaseException:
+        remove_quietly(tmp_data)
+        raise
+    try:
+        os.replace(tmp_data, data_path)
+    except BaseException:
+        remove_quietly(tmp_data)
+        remove_quietly(tmp_index)
+        raise
+    try:
+        os.replace(tmp_index, index_path)  # the commit point
+    except BaseException:
+        remove_quietly(tmp_index)
+        if not had_index:  # nothing refers to the new data file: do not leave it behind
+            remove_quietly(data_path)
+        raise
+    fsync_dir(directory)
+
+
+def _data_loss(msg: str):
+    return errors.DataLossError(None, None, msg)
+
+
+def read_index(prefix: str) -> dict:
+    """Parses and verifies `prefix.index`: NotFoundError if absent, DataLossError if not a valid index."""
+    index_path = prefix + INDEX_SUFFIX
+    try:
+        with open(index_path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise CheckpointNotFoundError(None, None, f"The passed save_path is not a valid checkpoint: {prefix} "
+                                                   f"({index_path} not found)") from None
+    except IsADirectoryError:
+        raise _data_loss(f"Checkpoint index {index_path} is a directory, not a checkpoint index") from None
+    if not raw:
+        raise _data_loss(f"Checkpoint index {index_path} is empty (truncated or not a checkpoint)")
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise _data_loss(f"Checkpoint index {index_path} is not a tensorfleet checkpoint index "
+                         f"(not valid JSON: {e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+        raise _data_loss(f"Checkpoint index {index_path} is not a tensorfleet checkpoint index "
+                         f"(missing format marker {FORMAT_NAME!r})")
+    if doc.get("version") != FORMAT_VERSION:
+        raise _data_loss(f"Checkpoint index {index_path} has unsupported format version {doc.get('version')!r} "
+                         f"(this reader supports {FORMAT_VERSION})")
+    if doc.get("header_crc32") != _header_crc(doc):
+        raise _data_loss(f"Checkpoint index {index_path} is corrupt: header checksum mismatch "
+                         f"(stored {doc.get('header_crc32')!r}, computed {_header_crc(doc)})")
+    tensors = doc.get("tensors")
+    size = doc.get("data_size")
+    if not isinstance(tensors, dict) or not isinstance(size, int) or size < 0:
+        raise _data_loss(f"Checkpoint index {index_path} is corrupt: missing 'tensors' or 'data_size'")
+    for key, e in tensors.items():
+        try:
+            dt = _dtypes.as_dtype(e["dtype"])
+            shape = tuple(int(d) for d in e["shape"])
+            ok = (dt in SAVEABLE_DTYPES and all(d >= 0 for d in shape) and isinstance(e["offset"], int)
+                  and isinstance(e["length"], int) and isinstance(e["crc32"], int) and e["offset"] >= 0
+                  and e["length"] == int(np.prod(shape, dtype=np.int64)) * dt.np_dtype.itemsize
+                  and e["offset"] + e["length"] <= size)
+        except (KeyError, TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise _data_loss(f"Checkpoint index {index_path} is corrupt: bad entry for tensor {key!r}: {e!r}")
+    return doc
+
+
+def read_checkpoint(prefix: str, keys=None) -> dict:
+    """Reads and verifies tensors (all, or `keys`) of checkpoint `prefix`; returns key -> numpy array.
+
+    Everything is checked before anything is returned: index checksum, data-file size, per-tensor crc32.
+    """
+    doc = read_index(prefix)
+    data_path = os.path.join(os.path.dirname(prefix), doc.get("data_file") or os.path.basename(prefix + DATA_SUFFIX))
+    try:
+        with open(data_path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise errors.NotFoundError(None, None, f"Checkpoint data file {data_path} not found (the index "
+                                               f"{prefix + INDEX_SUFFIX} refers to it)") from None
+    if len(data) != doc["data_size"]:
+        what = "truncated" if len(data) < doc["data_size"] else "corrupt (too long)"
+        raise _data_loss(f"Checkpoint data file {data_path} is {what}: expected {doc['data_size']} bytes, "
+                         f"found {len(data)}")
+    out = {}
+    entries = doc["tensors"]
+    for key in (entries if keys is None else keys):
+        e = entries.get(key)
+        if e is None:
+            raise errors.NotFoundError(None, None, f"Key {key} not found in checkpoint")
+        raw = memoryview(data)[e["offset"]:e["offset"] + e["length"]]
+        crc = zlib.crc32(raw)
+        if crc != e["crc32"]:
+            raise _data_loss(f"Checkpoint data file {data_path} is corrupt: checksum mismatch for tensor "
+                             f"{key!r} (expected crc32 {e['crc32']}, got {crc})")
+        np_dt = _dtypes.as_dtype(e["dtype"]).np_dtype
+        arr = np.frombuffer(raw, dtype=np_dt.newbyteorder("<")).astype(np_dt).reshape(e["shape"])
+        out[key] = arr
+    return out
