@@ -70,13 +70,13 @@ def global_norm(t_list, name=None):
     if not tensors:
         raise ValueError("global_norm needs at least one non-None tensor")
     from .array_ops import stack
-    with name_scope(name, "global_norm", tensors) as scope:
+    with name_scope(name, "global_norm", tensors):
         dtype = tensors[0].dtype
         half_sq = [_m.multiply(_m.reduce_sum(_m.square(v)), convert_to_tensor(0.5, dtype=v.dtype))
                    for v in tensors]
         half_sq = [h if h.dtype is dtype else _m.cast(h, dtype) for h in half_sq]
         half_squared_norm = _m.reduce_sum(stack(half_sq))
-        return _m.sqrt(_m.multiply(half_squared_norm, convert_to_tensor(2, dtype=dtype)), name=scope)
+        return _m.sqrt(_m.multiply(half_squared_norm, convert_to_tensor(2, dtype=dtype)), name="global_norm")
 
 
 def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
