@@ -54,6 +54,8 @@ def partial_shape_value(t: Tensor) -> TensorShape:
     v = constant_value(t)
     if v is not None:
         return TensorShape([None if int(d) < 0 else int(d) for d in np.atleast_1d(v)])
+    if t.op.type == "Shape" and t.op.inputs[0].shape.ndims is not None:
+        return t.op.inputs[0].shape
     if t.op.type == "Pack" and t.op.get_attr("axis") == 0:
         dims = []
         for x in t.op.inputs:
