@@ -118,12 +118,13 @@ def conv2d_backprop_input(ctx, input_sizes, f, grad):
     kh, kw, fc, o = f.shape
     g = _Geom(ctx, h, w, kh, kw)
     _check_backprop_shape(ctx, grad.shape, (n, g.oh, g.ow, o))
-    cols = (grad.reshape(n * g.oh * g.ow, o) @ f.reshape(kh * kw * fc, o).T).reshape(n, g.oh, g.ow, kh, kw, fc)
+    # one small matmul per tap (cache-friendly; no [M, KH*KW*C] column matrix), added into its strided slice
+    g2 = grad.reshape(n * g.oh * g.ow, o)
     hp, wp = g.padded_hw
     dx = xp.zeros((n, hp, wp, fc), dtype=grad.dtype)
     for i in range(kh):
         for j in range(kw):
-            dx[g.tap(i, j)] += cols[:, :, :, i, j, :]
+            dx[g.tap(i, j)] += (g2 @ f[i, j].T).reshape(n, g.oh, g.ow, fc)
     return _from_nhwc(xp.ascontiguousarray(g.crop(dx)), fmt)
 
 
@@ -175,12 +176,20 @@ def max_pool_grad(ctx, x, y, grad):
     g = _pool_geom(ctx, x)
     xpad = g.pad(xp, x, _lowest(x.dtype))
     dx = xp.zeros(xpad.shape, dtype=grad.dtype)
-    pending = xp.ones(y.shape, dtype=bool)
+    pending = None
+    disjoint = g.sh >= g.kh and g.sw >= g.kw  # windows do not overlap: each slice is written once
     for i, j in _taps(g):
         idx = g.tap(i, j)
-        hit = (xpad[idx] == y) & pending
-        pending &= ~hit
-        dx[idx] += xp.where(hit, grad, 0).astype(grad.dtype, copy=False)
+        hit = xpad[idx] == y
+        if pending is None:
+            pending = ~hit
+        else:
+            hit &= pending
+            pending &= ~hit
+        if disjoint:
+            xp.multiply(grad, hit, out=dx[idx])
+        else:
+            dx[idx] += grad * hit
     return _from_nhwc(xp.ascontiguousarray(g.crop(dx)), fmt)
 
 
