@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format='%(asctime)s %(levelname)s %(name)s: %(message)s')
+    if not args.verbose:   # kopf logs every event-handler run at INFO: one line per pod event
+        logging.getLogger('kopf.objects').setLevel(logging.WARNING)
     from .config import OperatorConfig
     from .handlers import run_operator
     import random
