@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 from .. import errors
-from .math_kernels import keepdims_shape
+from .math_kernels import broadcast, fast_sum, keepdims_shape
 from .registry import register_kernel
 
 _NO_INT32_ON_GPU = [d for d in (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int64, _dtypes.bool_)]
@@ -157,7 +157,7 @@ def matmul(ctx, a, b):
 
 @register_kernel("Sum")
 def reduce_sum(ctx, x):
-    return ctx.xp.sum(x, axis=ctx.attrs["axis"], keepdims=ctx.attrs["keepdims"]).astype(x.dtype, copy=False)
+    return fast_sum(ctx.xp)(x, axis=ctx.attrs["axis"], keepdims=ctx.attrs["keepdims"]).astype(x.dtype, copy=False)
 
 
 @register_kernel("Cast")
@@ -181,15 +181,17 @@ def sum_to_shape_of(ctx, grad, like):
     if cached is None or cached[0] != key:
         cached = ctx.attrs["_axes"] = (key, _sum_axes(grad.shape, shape))
     axes = cached[1]
-    out = ctx.xp.sum(grad, axis=axes, keepdims=True) if axes else grad
+    out = fast_sum(ctx.xp)(grad, axis=axes, keepdims=True) if axes else grad
     return out.reshape(shape).astype(grad.dtype, copy=False)
 
 
 @register_kernel("BroadcastLike")
 def broadcast_like(ctx, x, like):
-    return ctx.xp.broadcast_to(x, like.shape)
+    return broadcast(ctx.xp, x, like.shape)
 
 
 @register_kernel("ReductionGrad")
 def reduction_grad(ctx, grad, like):
-    return ctx.xp.broadcast_to(ctx.xp.reshape(grad, keepdims_shape(ctx, grad.shape, like.shape)), like.shape)
+    if grad.ndim:
+        grad = grad.reshape(keepdims_shape(ctx, grad.shape, like.shape))
+    return broadcast(ctx.xp, grad, like.shape)
