@@ -170,10 +170,8 @@ def sparse_softmax_xent(ctx, logits, labels):
     logp = _log_softmax(xp, logits, -1)
     idx = xp.expand_dims(labels.astype(np.int64, copy=False), -1)
     loss = -xp.take_along_axis(logp, idx, axis=-1)[..., 0]
-    backprop = xp.exp(logp)
-    onehot = xp.zeros_like(backprop)
-    xp.put_along_axis(onehot, idx, 1, axis=-1)
-    return _cast(xp.asarray(loss), logits), _cast(backprop - onehot, logits)
+    onehot = xp.arange(num_classes) == idx  # (no put_along_axis on older cupy)
+    return _cast(xp.asarray(loss), logits), _cast(xp.exp(logp) - onehot, logits)
 
 
 @register_kernel("SigmoidCrossEntropyWithLogits")
