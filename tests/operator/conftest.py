@@ -32,10 +32,11 @@ class Harness:
         self.controllers: list[Controller] = []
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
+        self.group = GROUP
 
     # -- operator lifecycle -------------------------------------------------
     async def start(self, **config: Any) -> Controller:
-        cfg = OperatorConfig(api_group=GROUP, debounce_seconds=0.01, error_backoff_seconds=(0.2, 0.5, 1.0),
+        cfg = OperatorConfig(api_group=self.group, debounce_seconds=0.01, error_backoff_seconds=(0.2, 0.5, 1.0),
                              **config)
         self.controller = Controller(cfg)
         self.controllers.append(self.controller)
@@ -72,7 +73,7 @@ class Harness:
             return await resp.json()
 
     def jobs_path(self, name: str | None = None, sub: str | None = None) -> str:
-        path = f'/apis/{GROUP}/v1/namespaces/{NS}/tfjobs'
+        path = f'/apis/{self.group}/v1/namespaces/{NS}/tfjobs'
         return path + (f'/{name}' if name else '') + (f'/{sub}' if sub else '')
 
     async def create_job(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -153,6 +154,7 @@ class Harness:
 @pytest.fixture()
 async def cluster(kmock: Any) -> Any:
     declare_resources(kmock, GROUP)
+    declare_resources(kmock, 'kubeflow.org')
     harness = Harness(kmock)
     try:
         yield harness

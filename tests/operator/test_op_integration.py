@@ -184,3 +184,28 @@ async def test_gang_volcano_pod_group_first_and_removed_at_the_end(cluster):
     assert pod['metadata']['annotations']['scheduling.k8s.io/group-name'] == 'gang'
     await cluster.set_pod('gang-worker-0', 'Succeeded', exit_code=0)
     await cluster.wait_for(lambda: 'gang' not in cluster.objects('podgroups'), what='PodGroup deleted')
+
+
+async def test_kubeflow_manifest_runs_unchanged_under_the_kubeflow_group(cluster):
+    """TENSORFLEET_API_GROUP=kubeflow.org: a Kubeflow TFJob v1 manifest works as-is."""
+    import pathlib
+    import socket
+    import urllib.request
+
+    import yaml
+    doc = yaml.safe_load((pathlib.Path(__file__).parents[2] / 'deploy/examples/simple.yaml').read_text())
+    doc['apiVersion'] = 'kubeflow.org/v1'       # i.e. the original Kubeflow example
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    cluster.group = 'kubeflow.org'
+    await cluster.start(liveness_endpoint=f'http://127.0.0.1:{port}/healthz')
+    await cluster.create_job(doc)
+    await cluster.wait_for(lambda: sorted(cluster.pods('tfjob-simple')) == ['tfjob-simple-worker-0',
+                                                                            'tfjob-simple-worker-1'])
+    pod = cluster.pods()['tfjob-simple-worker-0']
+    assert pod['metadata']['ownerReferences'][0]['apiVersion'] == 'kubeflow.org/v1'
+    assert pod['spec']['restartPolicy'] == 'OnFailure'
+    await cluster.wait_for(lambda: cluster.conditions('tfjob-simple').get('Created') == 'True')
+    body = await asyncio.to_thread(lambda: urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz').read())
+    assert b'"jobs": 1' in body or b'"jobs":1' in body
