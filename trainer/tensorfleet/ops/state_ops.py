@@ -167,7 +167,8 @@ class Variable:
     def read_value(self) -> Tensor:
         from .array_ops import identity
 
-        return identity(self._variable, name="read")
+        with self._variable.graph.colocate_with(self._variable.op):  # TF: reads live with the variable
+            return identity(self._variable, name="read")
 
     def _as_graph_element(self):
         return self._variable
