@@ -52,6 +52,16 @@ class DeviceSpec:
         return (self.job, self.replica, self.task, self.device_type, self.device_index)
 
     merge_from = make_merged_spec
+    merge = make_merged_spec  # `outer.merge(inner)`: inner fields override outer ones
+
+    def matches(self, full: "DeviceSpec") -> bool:
+        """True when every field this (partial) spec sets equals `full`'s."""
+        return all(m is None or m == f for m, f in zip(self._fields(), full._fields()))
+
+    @property
+    def short_name(self) -> str:
+        """'GPU:0' style (type and index only)."""
+        return f"{self.device_type}:{'*' if self.device_index is None else self.device_index}"
 
     # -- rendering ------------------------------------------------------------
     def to_string(self) -> str:
@@ -119,6 +129,11 @@ def _parse(spec: str) -> DeviceSpec:
         else:
             raise ValueError(f"Malformed device specification: {whole!r} (cannot parse {part!r})")
     return DeviceSpec(**fields)
+
+
+def merge(outer: Union[str, DeviceSpec, None], inner: Union[str, DeviceSpec, None]) -> DeviceSpec:
+    """Merges two specs; fields `inner` sets override `outer`'s (TF's device-scope nesting rule)."""
+    return DeviceSpec.from_string(outer).make_merged_spec(DeviceSpec.from_string(inner))
 
 
 def canonical_name(spec: Union[str, DeviceSpec, None]) -> str:

@@ -1,9 +1,27 @@
-"""The executor: turns (fetches, feeds, targets) into a pruned, kernel-bound plan and runs it.
+"""The executor: turns (fetches, feeds, targets) into a placed, kernel-bound plan and runs it.
 
 Flow: `Session.run` asks for a plan (built once per signature and cached by the
-session); the plan holds the needed ops in topological order, each bound to its
-kernel and `KernelContext`, with integer value slots for every tensor. A run
-fills the feed slots, executes the nodes and reads the fetch slots.
+session). Building prunes the graph to the needed ops (topological order),
+places them (`placement.Placer`), inserts a copy node on every edge that crosses
+devices (`kernels.transfer_kernels`), binds each node to the kernel of its
+device type with a `KernelContext` whose `xp` is its device's array module, and
+precomputes integer value slots, consumer lists and initial pending counts
+(data and control inputs).
+
+Two ways to run a plan, chosen once per plan:
+- sequential (the fast path): nodes in topological order in the caller's thread,
+  no locks, no per-node bookkeeping. Used when no two expensive nodes can ever be
+  ready together (one device and no independent expensive pair, or
+  inter_op_parallelism_threads == 1 / < 0). A thread hand-off costs ~75-110 us on
+  our VMs, more than a whole small training step's graph overhead.
+- concurrent (dependency counting): the caller thread schedules; ready cheap nodes
+  run inline; when two or more expensive nodes (MatMul, Conv, large elementwise)
+  are ready, all but one go to the inter-op pool of their device. Used when
+  independent expensive nodes sit on different devices, or on one device and the
+  first run measured them as big enough (>= OFFLOAD_MIN_COST multiply-adds).
+The first error cancels the run (nothing new starts, running nodes are waited
+for) and is raised with the failing node's name. `statistics()` returns a
+frozen snapshot of the counters for `metrics`.
 """
 from __future__ import annotations
 
@@ -12,10 +30,19 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
+import numpy as np
+
 from . import errors
 from .graph import Operation, Tensor
 from .kernels import KernelContext, ResourceStore, lookup
-from .kernels.backend import array_module
+from .kernels.gpu_memory import is_oom
+from .kernels.transfer_kernels import CopyNode, copy_kernel, copy_node_name
+
+#: same-device expensive nodes are run concurrently only if both cost at least this many multiply-adds
+OFFLOAD_MIN_COST = 1 << 24
+#: an op whose (static) output has at least this many elements counts as expensive ("large elementwise")
+LARGE_ELEMENTWISE = 1 << 20
+_PAIR_ANALYSIS_LIMIT = 400
 
 
 @dataclass(frozen=True)
@@ -27,25 +54,36 @@ class ExecutorStatistics:
     errors: int
     run_seconds_total: float
     plans_built: int
+    inline_nodes: int = 0           # nodes run in a concurrent run's caller thread
+    pool_nodes: int = 0             # nodes handed to an inter-op pool
+    concurrent_runs: int = 0        # runs that used the dependency-counting path
+    max_ready_queue_depth: int = 0  # most nodes ready at once in a concurrent run
+    queue_depth: int = 0            # tasks waiting in the shared inter-op pools now
+    device_seconds: tuple = ()      # ((device name, seconds), ...)
+
+    def device_seconds_dict(self) -> dict:
+        return dict(self.device_seconds)
 
 
 class _Counters:
     def __init__(self):
         self.lock = threading.Lock()
-        self.runs = 0
-        self.nodes = 0
-        self.errors = 0
+        self.runs = self.nodes = self.errors = self.plans = 0
+        self.inline = self.pooled = self.concurrent = self.max_ready = 0
         self.seconds = 0.0
-        self.plans = 0
+        self.device_seconds: dict = {}
 
 
 _COUNTERS = _Counters()
 
 
 def statistics() -> ExecutorStatistics:
+    from .thread_pools import all_queue_depth
+
     c = _COUNTERS
     with c.lock:
-        return ExecutorStatistics(c.runs, c.nodes, c.errors, c.seconds, c.plans)
+        return ExecutorStatistics(c.runs, c.nodes, c.errors, c.seconds, c.plans, c.inline, c.pooled, c.concurrent,
+                                  c.max_ready, all_queue_depth(), tuple(sorted(c.device_seconds.items())))
 
 
 def prune(fetch_ops: Sequence[Operation], fed: set) -> list:
@@ -75,74 +113,474 @@ def prune(fetch_ops: Sequence[Operation], fed: set) -> list:
     return order
 
 
+class _HostDevice:
+    """The device of a plan built without placement: CPU:0 with numpy."""
+
+    name = "/job:localhost/replica:0/task:0/device:CPU:0"
+    device_type = "CPU"
+    short_name = "CPU:0"
+    cuda_id = None
+    is_real_gpu = False
+    memory = None
+    xp = np
+    spec = None
+
+
+_HOST = _HostDevice()
+
+
+class _Cancelled(Exception):
+    pass
+
+
 class ExecutionPlan:
-    """A pruned, kernel-bound schedule for one (fetches, feeds, targets) signature."""
+    """A pruned, placed, kernel-bound schedule for one (fetches, feeds, targets) signature."""
 
     def __init__(self, fetches: Sequence[Tensor], feeds: Sequence[Tensor], targets: Sequence[Operation],
-                 resources: ResourceStore, device_type_of: Callable[[Operation], str]):
+                 resources: ResourceStore, place: Optional[Callable[[list], dict]] = None, *,
+                 host_device=None, pools=None, inter_op_threads: int = 0,
+                 on_copy: Optional[Callable[[CopyNode], None]] = None):
         fed = set(feeds)
         roots = [t.op for t in fetches if t not in fed] + list(targets)
         self.ops = prune(roots, fed)
-        slot: dict[Tensor, int] = {}
+        host = host_device or _HOST
+        devices = place(self.ops) if place is not None else {op: host for op in self.ops}
+        self.devices = devices
+        self._pools = pools
+
+        # -- value slots: feeds first, then every output; copies get their own slots
+        slot: dict = {}
         for t in feeds:
-            slot.setdefault(t, len(slot))
+            slot.setdefault(("feed", t), len(slot))
         for op in self.ops:
             for out in op._outputs:
-                if out not in slot:
-                    slot[out] = len(slot)
-        self.num_slots = len(slot)
-        self.feed_slots = [slot[t] for t in feeds]
-        self.fetch_slots = [slot[t] for t in fetches]
-        self.steps = []
+                slot[("out", out)] = len(slot)
+        step_of_op: dict = {}
+        copies: dict = {}  # (tensor, fed, device name) -> step index
+        steps: list = []   # (fn, ctx, ins, outs, node, device)
+        preds: list = []   # per step: set of predecessor step indices
+
+        def source(t: Tensor, dev):
+            """(slot, predecessor step or None) to read tensor `t` on device `dev`, inserting a copy if needed."""
+            is_fed = t in fed
+            src_dev = host if is_fed else devices[t._op]
+            src_slot = slot[("feed", t)] if is_fed else slot[("out", t)]
+            src_step = None if is_fed else step_of_op[t._op]
+            if src_dev is dev:
+                return src_slot, src_step
+            key = (t, is_fed, dev.name)
+            ci = copies.get(key)
+            if ci is None:
+                node = CopyNode(copy_node_name(t, dev, fed=is_fed), t, src_dev, dev, fed=is_fed)
+                cslot = len(slot)
+                slot[("copy", key)] = cslot
+                ci = len(steps)
+                ctx = KernelContext(op=node, xp=dev.xp, resources=resources, device=dev.name)
+                steps.append((copy_kernel(src_dev, dev), ctx, (src_slot,), (cslot,), node, dev))
+                preds.append(set() if src_step is None else {src_step})
+                copies[key] = ci
+                if on_copy is not None:
+                    on_copy(node)
+            return steps[ci][3][0], ci
+
         for op in self.ops:
-            dev_type = device_type_of(op)
-            fn = lookup(op, dev_type)
+            dev = devices[op]
+            fn = lookup(op, dev.device_type)
             if fn is None:
                 raise errors.InvalidArgumentError(
-                    None, op, f"No {dev_type} kernel registered for op '{op.name}' of type {op.type} "
+                    None, op, f"No {dev.device_type} kernel registered for op '{op.name}' of type {op.type} "
                               f"(dtype {op.outputs[0].dtype.name if op.outputs else 'n/a'})")
-            ctx = KernelContext(op=op, xp=array_module(dev_type), resources=resources, device=op.device,
-                                attrs=dict(op.attrs))
-            ins = tuple(slot[t] for t in op._inputs)
-            outs = tuple(slot[t] for t in op._outputs)
-            self.steps.append((fn, ctx, ins, outs, op))
+            ins, p = [], set()
+            for t in op._inputs:
+                s, ps = source(t, dev)
+                ins.append(s)
+                if ps is not None:
+                    p.add(ps)
+            for c in op._control_inputs:
+                if c in step_of_op:
+                    p.add(step_of_op[c])
+            mem = dev.memory
+            if mem is not None and mem.check_outputs:
+                fn = _checked_outputs(fn, mem)
+            ctx = KernelContext(op=op, xp=dev.xp, resources=resources, device=dev.name, attrs=dict(op.attrs))
+            step_of_op[op] = len(steps)
+            steps.append((fn, ctx, tuple(ins), tuple(slot[("out", o)] for o in op._outputs), op, dev))
+            preds.append(p)
+
+        self.num_slots = len(slot)
+        self.feed_slots = [slot[("feed", t)] for t in feeds]
+        self.fetch_slots = [slot[("feed", t)] if t in fed else slot[("out", t)] for t in fetches]
+        self.nodes = [s[4] for s in steps]
+        self.step_devices = [s[5] for s in steps]
+        self.copy_nodes = [s[4] for s in steps if isinstance(s[4], CopyNode)]
+        self._steps_full = steps
+        # the fast path's steps: (fn, ctx, ins, out) with out an int (one output), None (none) or a tuple
+        self._fast = [(fn, ctx, ins, outs[0] if len(outs) == 1 else (None if not outs else outs))
+                      for fn, ctx, ins, outs, _, _ in steps]
+        self._segments = self._device_segments()
+        self._single_segment = len(self._segments) == 1
+        self._device0 = self._segments[0][2]
+        self._num_steps = len(steps)
+        cuda_ids = {d.cuda_id for d in self.step_devices if d.cuda_id is not None}
+        self._cuda_id = next(iter(cuda_ids)) if len(cuda_ids) == 1 else None
+        if len(cuda_ids) > 1:
+            self._fast = [_on_cuda_device(st, d.cuda_id) if d.cuda_id is not None else st
+                          for st, d in zip(self._fast, self.step_devices)]
+        # -- dependency counting
+        n = len(steps)
+        self.pending0 = [len(p) for p in preds]
+        consumers: list = [[] for _ in range(n)]
+        for i, p in enumerate(preds):
+            for j in sorted(p):
+                consumers[j].append(i)
+        self.consumers = consumers
+        self.initial_ready = [i for i in range(n) if not preds[i]]
+        self._preds = preds
+        self.expensive = [self._is_expensive(s[4], s[5]) for s in steps]
+        self.concurrent = False
+        self._profile_first_run = False
+        if pools is not None and inter_op_threads >= 0 and inter_op_threads != 1:
+            self._decide_concurrency()
+        self.replay = None  # a graph_replay.CudaGraphReplay, installed by the session when asked for
         with _COUNTERS.lock:
             _COUNTERS.plans += 1
 
-    def run(self, feed_values: Sequence) -> list:
+    # -- planning helpers -----------------------------------------------------
+    def _device_segments(self) -> list:
+        """[(start, end, device name)] runs of consecutive steps on one device."""
+        segs = []
+        for i, d in enumerate(self.step_devices):
+            if segs and segs[-1][2] == d.name:
+                segs[-1][1] = i + 1
+            else:
+                segs.append([i, i + 1, d.name])
+        return [tuple(s) for s in segs] or [(0, 0, _HOST.name)]
+
+    @staticmethod
+    def _is_expensive(node, dev) -> bool:
+        if isinstance(node, CopyNode) or dev.cuda_id is not None:  # real-GPU work is async launches: cheap
+            return False
+        if node.op_def.expensive:
+            return True
+        for o in node._outputs:
+            ne = o.shape.num_elements() if o.shape.is_fully_defined() else None
+            if ne is not None and ne >= LARGE_ELEMENTWISE:
+                return True
+        return False
+
+    def _independent_pairs(self) -> list:
+        exp = [i for i, e in enumerate(self.expensive) if e]
+        if len(exp) < 2:
+            return []
+        if len(exp) > _PAIR_ANALYSIS_LIMIT:
+            return [(exp[0], exp[1])]
+        anc = [0] * len(self._preds)
+        for i, p in enumerate(self._preds):  # steps are in topological order
+            a = 0
+            for j in p:
+                a |= anc[j] | (1 << j)
+            anc[i] = a
+        return [(i, j) for x, i in enumerate(exp) for j in exp[x + 1:] if not (anc[j] >> i) & 1]
+
+    def _decide_concurrency(self) -> None:
+        pairs = self._independent_pairs()
+        if any(self.step_devices[i].name != self.step_devices[j].name for i, j in pairs):
+            self.concurrent = True
+        elif pairs:
+            self._pairs = pairs
+            self._profile_first_run = True  # decide from the sizes the first run sees
+
+    def _decide_from_sizes(self, vals: list) -> None:
+        self._profile_first_run = False
+        costs = [_cost(self._steps_full[i], vals) if e else 0 for i, e in enumerate(self.expensive)]
+        self.expensive = [c >= OFFLOAD_MIN_COST for c in costs]
+        self.concurrent = any(self.expensive[i] and self.expensive[j] for i, j in self._pairs)
+
+    # -- running --------------------------------------------------------------
+    def run(self, feed_values: Sequence, trace: Optional[list] = None) -> list:
         """Runs the plan; the first failing node's error is raised with its name."""
+        if self.replay is not None:
+            out = self.replay.run(self, feed_values)
+            if out is not None:
+                return out
         t0 = time.perf_counter()
         vals: list = [None] * self.num_slots
         for s, v in zip(self.feed_slots, feed_values):
             vals[s] = v
-        n = 0
-        try:
-            for fn, ctx, ins, outs, op in self.steps:
-                result = fn(ctx, *[vals[i] for i in ins])
-                if len(outs) == 1:
-                    vals[outs[0]] = result
-                elif outs:
-                    for s, r in zip(outs, result):
-                        vals[s] = r
-                n += 1
-        except errors.OpError as e:
-            self._count(n, t0, failed=True)
-            if e.op is None:
-                e._op = self.steps[n][4]
-            raise
-        except Exception as e:  # a kernel bug or bad value: name the node
-            self._count(n, t0, failed=True)
-            op = self.steps[n][4]
-            raise errors.InvalidArgumentError(None, op, f"{type(e).__name__}: {e}\n\t [[node {op.name} "
-                                                        f"(op: {op.type})]]") from e
-        self._count(n, t0)
+        if self._cuda_id is not None:
+            _use_cuda_device(self._cuda_id)
+        if trace is not None:
+            self._run_traced(vals, trace, t0)
+        elif self.concurrent:
+            self._run_concurrent(vals, t0)
+        elif self._single_segment:
+            try:
+                _run_steps(self._fast, vals)
+            except _StepFailed as f:
+                self._fail(f.error, t0, self._index_of(f.step))
+            dt = time.perf_counter() - t0
+            c = _COUNTERS
+            with c.lock:
+                c.runs += 1
+                c.nodes += self._num_steps
+                c.seconds += dt
+                ds = c.device_seconds
+                ds[self._device0] = ds.get(self._device0, 0.0) + dt
+        else:
+            self._run_segments(vals, t0)
+        if self._profile_first_run:
+            self._decide_from_sizes(vals)
         return [vals[s] for s in self.fetch_slots]
 
+    def _run_segments(self, vals, t0) -> int:
+        fast = self._fast
+        per_dev: dict = {}
+        for a, b, dev in self._segments:
+            t = time.perf_counter()
+            try:
+                _run_steps(fast[a:b], vals)
+            except _StepFailed as f:
+                self._fail(f.error, t0, self._index_of(f.step), per_dev)
+            per_dev[dev] = per_dev.get(dev, 0.0) + time.perf_counter() - t
+        self._count(len(fast), t0, tuple(per_dev.items()))
+        return len(fast)
+
+    def _run_traced(self, vals, trace: list, t0) -> int:
+        """Sequential run that records (node name, device, start, end) per node (RunOptions FULL_TRACE)."""
+        per_dev: dict = {}
+        for i, (step, full) in enumerate(zip(self._fast, self._steps_full)):
+            t = time.perf_counter()
+            try:
+                _run_steps((step,), vals)
+            except _StepFailed as f:
+                self._fail(f.error, t0, i, per_dev)
+            end = time.perf_counter()
+            dev = full[5].name
+            per_dev[dev] = per_dev.get(dev, 0.0) + end - t
+            trace.append((full[4].name, dev, t, end, threading.get_ident()))
+        self._count(len(self._fast), t0, tuple(per_dev.items()))
+        return len(self._fast)
+
+    def _run_concurrent(self, vals, t0) -> int:
+        import queue
+
+        steps, fast, consumers, expensive = self._steps_full, self._fast, self.consumers, self.expensive
+        pending = list(self.pending0)
+        cheap = [i for i in self.initial_ready if not expensive[i]]
+        heavy = [i for i in self.initial_ready if expensive[i]]
+        done_q: queue.SimpleQueue = queue.SimpleQueue()
+        cancel = _CancelFlag()
+        outstanding = 0
+        per_dev: dict = {}
+        ran = inline = pooled = 0
+        max_ready = len(cheap) + len(heavy)
+        error: Optional[tuple] = None
+        perf = time.perf_counter
+
+        def release(i):
+            for c in consumers[i]:
+                pending[c] -= 1
+                if pending[c] == 0:
+                    (heavy if expensive[c] else cheap).append(c)
+
+        while True:
+            if cheap or heavy:
+                if cheap:
+                    i = cheap.pop()
+                else:
+                    while len(heavy) > 1:  # two or more expensive nodes ready: all but one go to pools
+                        j = heavy.pop(0)
+                        self._pools.pool_for(steps[j][5]).submit(_pool_task, fast[j], j, vals, done_q, cancel)
+                        outstanding += 1
+                        pooled += 1
+                    i = heavy.pop()
+                t = perf()
+                try:
+                    _run_steps((fast[i],), vals)
+                except _StepFailed as f:
+                    error = (f.error, i)
+                    break
+                d = steps[i][5].name
+                per_dev[d] = per_dev.get(d, 0.0) + perf() - t
+                ran += 1
+                inline += 1
+                release(i)
+                if len(cheap) + len(heavy) > max_ready:
+                    max_ready = len(cheap) + len(heavy)
+                while outstanding and not done_q.empty():
+                    j, err, dt = done_q.get()
+                    outstanding -= 1
+                    if err is not None:
+                        error = (err, j)
+                        break
+                    ran += 1
+                    d = steps[j][5].name
+                    per_dev[d] = per_dev.get(d, 0.0) + dt
+                    release(j)
+                if error is not None:
+                    break
+            elif outstanding:
+                j, err, dt = done_q.get()
+                outstanding -= 1
+                if err is not None:
+                    error = (err, j)
+                    break
+                ran += 1
+                d = steps[j][5].name
+                per_dev[d] = per_dev.get(d, 0.0) + dt
+                release(j)
+            else:
+                break
+        if error is not None:
+            cancel.set()
+            while outstanding:  # wait for running nodes; nothing new starts
+                done_q.get()
+                outstanding -= 1
+        with _COUNTERS.lock:
+            _COUNTERS.inline += inline
+            _COUNTERS.pooled += pooled
+            _COUNTERS.concurrent += 1
+            _COUNTERS.max_ready = max(_COUNTERS.max_ready, max_ready)
+        if error is not None:
+            self._fail(error[0], t0, error[1], per_dev, nodes_done=ran)
+        if ran != len(steps):
+            raise errors.InternalError(None, None, f"Executor finished with {len(steps) - ran} of {len(steps)} "
+                                                   f"nodes not run (a dependency cycle?)")
+        self._count(ran, t0, tuple(per_dev.items()))
+        return ran
+
+    # -- errors and counters --------------------------------------------------
+    def _index_of(self, step) -> int:
+        return next(i for i, s in enumerate(self._fast) if s is step)
+
+    def _fail(self, e: BaseException, t0, i: int, per_dev=None, nodes_done=None):
+        """Counts the failed run and raises `e` (or an InvalidArgumentError for a kernel bug) naming node `i`."""
+        node, dev = self._steps_full[i][4], self._steps_full[i][5]
+        self._count(nodes_done if nodes_done is not None else i, t0, tuple((per_dev or {}).items()), failed=True)
+        if isinstance(e, errors.OpError):
+            if e.op is None and not isinstance(node, CopyNode):
+                e._op = node
+            raise e
+        if is_oom(e) and getattr(dev, "memory", None) is not None:
+            raise dev.memory.translate(e, node) from e
+        if not isinstance(e, Exception):  # KeyboardInterrupt and friends pass through
+            raise e
+        raise errors.InvalidArgumentError(None, None if isinstance(node, CopyNode) else node,
+                                          f"{type(e).__name__}: {e}\n\t [[node {node.name} (op: {node.type})]]") \
+            from e
+
     @staticmethod
-    def _count(n: int, t0: float, failed: bool = False) -> None:
+    def _count(n: int, t0: float, per_dev: tuple, failed: bool = False) -> None:
         c = _COUNTERS
+        dt = time.perf_counter() - t0
         with c.lock:
             c.runs += 1
             c.nodes += n
-            c.seconds += time.perf_counter() - t0
+            c.seconds += dt
             c.errors += failed
+            ds = c.device_seconds
+            for d, s in per_dev:
+                ds[d] = ds.get(d, 0.0) + s
+
+
+class _CancelFlag:
+    __slots__ = ("is_set",)
+
+    def __init__(self):
+        self.is_set = False
+
+    def set(self):
+        self.is_set = True
+
+
+class _StepFailed(Exception):
+    """Carries the failing fast-path step (identity) and the original exception out of `_run_steps`."""
+
+    def __init__(self, step, error: BaseException):
+        super().__init__(step, error)
+        self.step, self.error = step, error
+
+
+def _run_steps(steps, vals) -> None:
+    """The inner loop: every kernel with its inputs from `vals`, outputs stored back into `vals`."""
+    step = None
+    try:
+        for step in steps:
+            fn, ctx, ins, out = step
+            if len(ins) == 2:
+                r = fn(ctx, vals[ins[0]], vals[ins[1]])
+            elif len(ins) == 1:
+                r = fn(ctx, vals[ins[0]])
+            else:
+                r = fn(ctx, *[vals[i] for i in ins])
+            if out.__class__ is int:
+                vals[out] = r
+            elif out is not None:
+                for s, v in zip(out, r):
+                    vals[s] = v
+    except BaseException as e:  # noqa: BLE001
+        raise _StepFailed(step, e) from None
+
+
+def _pool_task(step, i, vals, done_q, cancel) -> None:
+    if cancel.is_set:
+        done_q.put((i, _Cancelled(), 0.0))
+        return
+    t = time.perf_counter()
+    try:
+        _run_steps((step,), vals)
+    except _StepFailed as f:
+        done_q.put((i, f.error, 0.0))
+        return
+    done_q.put((i, None, time.perf_counter() - t))
+
+
+def _checked_outputs(fn, mem):
+    """Wraps a kernel on a simulated, capped GPU: an output over the memory cap fails like the real pool."""
+
+    def checked(ctx, *args):
+        r = fn(ctx, *args)
+        for v in (r if isinstance(r, tuple) else (r,)):
+            nbytes = getattr(v, "nbytes", 0)
+            if nbytes:
+                mem.check_request(nbytes, ctx.op)
+        return r
+
+    return checked
+
+
+def _on_cuda_device(step, cuda_id):
+    fn, ctx, ins, out = step
+    from .kernels.backend import cupy_module
+
+    dev = cupy_module().cuda.Device(cuda_id)
+
+    def on_device(c, *args):
+        with dev:
+            return fn(c, *args)
+
+    return on_device, ctx, ins, out
+
+
+def _use_cuda_device(cuda_id: int) -> None:
+    from .kernels.backend import cupy_module
+
+    cp = cupy_module()
+    if cp.cuda.runtime.getDevice() != cuda_id:
+        cp.cuda.runtime.setDevice(cuda_id)
+
+
+def _cost(step, vals) -> int:
+    """Multiply-adds of an expensive node, from the shapes its first run saw."""
+    fn, ctx, ins, outs, node, _ = step
+    out_sizes = [getattr(vals[s], "size", 0) for s in outs]
+    out_elems = max(out_sizes) if out_sizes else 0
+    in_shapes = [getattr(vals[s], "shape", ()) for s in ins]
+    if node.type in ("MatMul", "BatchMatMul", "BatchMatMulV2") and in_shapes and len(in_shapes[0]) >= 2:
+        a = in_shapes[0]
+        k = a[-2] if node.attrs.get("transpose_a") or node.attrs.get("adj_x") else a[-1]
+        return int(out_elems) * int(k)
+    if node.type.startswith("Conv") and len(in_shapes) >= 2 and len(in_shapes[1]) >= 2:
+        return int(out_elems) * int(np.prod(in_shapes[1][:-1]))
+    in_elems = sum(int(np.prod(s)) for s in in_shapes)
+    return max(int(out_elems), in_elems) * 16

@@ -1,10 +1,15 @@
 """`Session`: feeds in, fetches out, over an executor plan cached per signature.
 
-Flow: `run()` flattens the (nested) fetches and the feed_dict into graph
-elements, validates fed values against their tensors' dtype and static shape,
-gets or builds the `ExecutionPlan` for that signature, runs it, and rebuilds
-the fetch structure with numpy values. Variable values live in the session's
-`ResourceStore`, so two sessions on one graph have independent variables.
+Flow: at creation a session reads its `ConfigProto` once: its devices
+(`devices.local_devices`, or `config.experimental.simulated_devices` in tests),
+a `placement.Placer` that remembers every node's device for the session's life,
+the inter-op pools (`thread_pools`: shared, or per session with
+`use_per_session_threads`) and intra-op BLAS threads. `run()` flattens the
+(nested) fetches and the feed_dict into graph elements, validates fed values
+against their tensors' dtype and static shape, gets or builds the
+`ExecutionPlan` for that signature (placed, with copy nodes), runs it, and
+rebuilds the fetch structure with numpy values. Variable values live in the
+session's `ResourceStore`, so two sessions on one graph have independent variables.
 """
 from __future__ import annotations
 
@@ -14,10 +19,15 @@ from typing import Any, Optional
 import numpy as np
 
 from . import errors
+from .config import ConfigProto, RunOptions
+from .config import DeviceStepStats, NodeExecStats
+from .devices import local_devices
 from .graph import Graph, Operation, Tensor, _default_session_stack, get_default_graph
 from .kernels import ResourceStore
 from .kernels.backend import to_host
 from .executor import ExecutionPlan
+from .placement import Placer, log_placement
+from .thread_pools import IntraOpThreads, pools_for_session
 
 
 class _FetchMapper:
@@ -101,14 +111,29 @@ class BaseSession:
     def __init__(self, target: str = "", graph: Optional[Graph] = None, config=None):
         self._graph = graph or get_default_graph()
         self._target = target
-        self._config = config
         self._closed = False
-        self._resources = ResourceStore()
         self._plans: dict = {}
         self._plans_lock = threading.Lock()
         self._default_ctx = None
+        self._pools = None
+        self._owns_pools = False
+        self._intra = None
         if target:
             raise errors.UnimplementedError(None, None, f"Session target {target!r} needs the distributed runtime")
+        if config is not None and not isinstance(config, ConfigProto):
+            raise TypeError(f"config must be a tf.ConfigProto, but got {type(config)}")
+        self._config = config = config if config is not None else ConfigProto()
+        self._resources = ResourceStore()
+        self._devices = local_devices(config)
+        self._host = next(d for d in self._devices if d.device_type == "CPU" and d.spec.job == "localhost"
+                          and d.spec.task == 0)
+        self._placer = Placer(self._graph, self._devices, allow_soft_placement=config.allow_soft_placement,
+                              log_device_placement=config.log_device_placement)
+        self._logged_copies: set = set()
+        self._inter_op_threads = config.inter_op_parallelism_threads
+        if self._inter_op_threads >= 0 and self._inter_op_threads != 1:
+            self._pools, self._owns_pools = pools_for_session(config)
+        self._intra = IntraOpThreads(config.intra_op_parallelism_threads)
 
     @property
     def graph(self) -> Graph:
@@ -123,7 +148,16 @@ class BaseSession:
         return self._target
 
     def list_devices(self):
-        return ["/job:localhost/replica:0/task:0/device:CPU:0"]
+        """This session's devices: objects with .name, .device_type, .memory_limit_bytes (TF's _DeviceAttributes)."""
+        return list(self._devices)
+
+    @property
+    def placer(self) -> Placer:
+        return self._placer
+
+    def device_placement(self) -> dict:
+        """{op name: device name} of every node placed so far in this session."""
+        return {op.name: dev.name for op, dev in self._placer.assigned.items()}
 
     # -- running --------------------------------------------------------------
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
@@ -141,7 +175,13 @@ class BaseSession:
                 index.append(None)
                 targets.append(el)
         plan = self._plan(tuple(fetch_tensors), tuple(feed_tensors), tuple(targets))
-        results = plan.run(feed_values)
+        trace = None
+        if options is not None and run_metadata is not None and \
+                getattr(options, "trace_level", 0) >= RunOptions.SOFTWARE_TRACE:
+            trace = []
+        results = plan.run(feed_values, trace)
+        if trace is not None:
+            _fill_step_stats(run_metadata, trace)
         values = [None if i is None else _fetch_value(results[i]) for i in index]
         return mapper.build(values)
 
@@ -170,7 +210,18 @@ class BaseSession:
         return plan
 
     def _build_plan(self, fetches, feeds, targets) -> ExecutionPlan:
-        return ExecutionPlan(fetches, feeds, targets, self._resources, lambda op: "CPU")
+        plan = ExecutionPlan(fetches, feeds, targets, self._resources, self._placer.place, host_device=self._host,
+                             pools=self._pools, inter_op_threads=self._inter_op_threads, on_copy=self._on_copy)
+        if self._config.experimental.cuda_graph_replay:
+            from .graph_replay import CudaGraphReplay
+
+            plan.replay = CudaGraphReplay.for_plan(plan, self._resources)
+        return plan
+
+    def _on_copy(self, node) -> None:
+        if self._config.log_device_placement and node.name not in self._logged_copies:
+            self._logged_copies.add(node.name)
+            log_placement(node.name, node.type, node.device)
 
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """Returns f(*feed_values) equivalent to run(fetches, dict(zip(feed_list, feed_values)))."""
@@ -183,8 +234,14 @@ class BaseSession:
 
     # -- lifecycle ------------------------------------------------------------
     def close(self) -> None:
+        if self._closed:
+            return
         self._closed = True
         self._plans.clear()
+        if self._owns_pools and self._pools is not None:
+            self._pools.shutdown()
+        if self._intra is not None:
+            self._intra.restore()
 
     def as_default(self):
         return _SessionDefault(self)
@@ -201,6 +258,18 @@ class BaseSession:
         self._default_ctx.__exit__(*exc)
         self.close()
         return False
+
+
+def _fill_step_stats(run_metadata, trace) -> None:
+    """RunMetadata.step_stats from the executor's (node, device, start, end, thread) records."""
+    import time
+
+    offset = time.time() - time.perf_counter()
+    by_dev: dict = {}
+    for name, dev, start, end, tid in trace:
+        by_dev.setdefault(dev, []).append(NodeExecStats(name, int((start + offset) * 1e6),
+                                                        int((end - start) * 1e6), tid))
+    run_metadata.step_stats.dev_stats.extend(DeviceStepStats(d, ns) for d, ns in by_dev.items())
 
 
 class _SessionDefault:
