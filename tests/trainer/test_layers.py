@@ -139,3 +139,31 @@ def test_mnist_style_cnn_trains():
         for _ in range(8):
             sess.run(step, {x: xv, y: yv})
         assert sess.run(loss, {x: xv, y: yv}) < first
+
+
+def test_dense_on_rank3_inputs_matches_numpy_and_has_gradients():
+    x = tf.placeholder(tf.float32, [None, 3, 4])
+    y = tf.layers.dense(x, 2, activation=tf.nn.tanh)
+    assert y.shape.as_list() == [None, 3, 2]
+    kernel, bias = tf.global_variables()
+    g = tf.gradients(tf.reduce_sum(y), kernel)[0]
+    xv = np.random.default_rng(3).standard_normal((5, 3, 4)).astype(np.float32)
+    yv, kv, bv, gv = _init_and_run([y, kernel, bias, g], {x: xv})
+    np.testing.assert_allclose(yv, np.tanh(xv @ kv + bv), rtol=1e-5, atol=1e-6)
+    ref_g = np.einsum("nti,ntj->ij", xv, 1 - np.tanh(xv @ kv + bv) ** 2)
+    np.testing.assert_allclose(gv, ref_g, rtol=1e-4, atol=1e-5)
+
+
+def test_regularizers_and_channels_first_flatten():
+    x = tf.placeholder(tf.float32, [None, 3])
+    y = tf.layers.dense(x, 2, kernel_regularizer=tf.nn.l2_loss, activity_regularizer=tf.nn.l2_loss,
+                        kernel_initializer=lambda shape, dtype=tf.float32, partition_info=None:
+                        tf.constant(np.ones(shape, np.float32)))
+    losses = tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)
+    assert len(losses) == 2
+    kernel_l2, act_l2 = _init_and_run(losses, {x: [[1.0, 0.0, 0.0]]})
+    assert kernel_l2 == 3.0 and act_l2 == 1.0  # sum(1^2 * 6) / 2 and sum([1, 1]^2) / 2
+    del y
+    v = np.arange(12, dtype=np.float32).reshape(1, 3, 2, 2)  # NCHW
+    out = _init_and_run(tf.layers.flatten(v, data_format="channels_first"))
+    np.testing.assert_array_equal(out, v.transpose(0, 2, 3, 1).reshape(1, 12))

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from . import dtypes as _dtypes
-from .graph import Tensor, convert_to_tensor, get_default_graph
+from .graph import GraphKeys, Tensor, convert_to_tensor, get_default_graph
 from .ops import conv_ops, init_ops, math_ops, nn_impl, state_ops
 from .ops import variable_scope as _vs
 from .ops.array_ops import constant
@@ -77,11 +77,24 @@ def _layer_scope(name, default_name, reuse):
             yield
 
 
-def _weight(name, shape, dtype, initializer, trainable):
+def _weight(name, shape, dtype, initializer, trainable, regularizer=None, constraint=None):
     if _has_variable_scopes():
-        return _vs.get_variable(name, shape=shape, dtype=dtype, initializer=initializer, trainable=trainable)
+        return _vs.get_variable(name, shape=shape, dtype=dtype, initializer=initializer, trainable=trainable,
+                                regularizer=regularizer, constraint=constraint)
+    if regularizer is not None:
+        raise NotImplementedError("regularizers need tf.get_variable (ops/variable_scope.py)")
     return state_ops.Variable(lambda: _call_initializer(initializer, shape, dtype), name=name, trainable=trainable,
-                              dtype=dtype)
+                              dtype=dtype, constraint=constraint)
+
+
+def _activity_regularize(out, activity_regularizer):
+    """TF adds activity_regularizer(output) to the REGULARIZATION_LOSSES collection."""
+    if activity_regularizer is not None:
+        with get_default_graph().name_scope("ActivityRegularizer"):
+            loss = activity_regularizer(out)
+        if loss is not None:
+            get_default_graph().add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+    return out
 
 
 def _float_inputs(inputs, layer):
@@ -101,20 +114,33 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
           bias_constraint=None, trainable=True, name=None, reuse=None):
     """`tf.layers.dense`: activation(inputs @ kernel + bias) for rank-2 inputs; variables <name>/kernel, <name>/bias."""
     x = _float_inputs(inputs, "Dense")
-    if x.shape.ndims is not None and x.shape.ndims != 2:
-        raise NotImplementedError(f"tf.layers.dense supports rank-2 inputs only here, got rank {x.shape.ndims}")
+    if x.shape.ndims is None or x.shape.ndims < 2:
+        raise ValueError(f"Input 0 of layer dense is incompatible with the layer: expected min_ndim=2, found "
+                         f"ndim={x.shape.ndims}")
     in_dim = x.shape[-1] if x.shape.ndims else None
     if in_dim is None:
         raise ValueError("The last dimension of the inputs to `Dense` should be defined. Found `None`.")
     units = int(units)
     with _layer_scope(name, "dense", reuse):
         kernel = _weight("kernel", [in_dim, units], x.dtype, kernel_initializer or _default_kernel_initializer(),
-                         trainable)
-        out = math_ops.matmul(x, kernel)
+                         trainable, kernel_regularizer, kernel_constraint)
+        out = math_ops.matmul(x, kernel) if x.shape.ndims == 2 else _tensordot_last(x, kernel, units)
         if use_bias:
-            bias = _weight("bias", [units], x.dtype, bias_initializer or _zeros, trainable)
+            bias = _weight("bias", [units], x.dtype, bias_initializer or _zeros, trainable, bias_regularizer,
+                           bias_constraint)
             out = nn_impl.bias_add(out, bias)
-        return _activate(out, activation)
+        return _activity_regularize(_activate(out, activation), activity_regularizer)
+
+
+def _tensordot_last(x, kernel, units):
+    """x [..., in] @ kernel [in, units] -> [..., units] (TF's Tensordot for rank > 2 inputs)."""
+    from .ops import array_ops
+    with get_default_graph().name_scope("Tensordot"):
+        flat = array_ops.reshape(x, [-1, kernel.shape[0]])
+        out = array_ops.reshape(math_ops.matmul(flat, kernel),
+                                array_ops.concat([array_ops.shape(x)[:-1], [units]], 0))
+    out.set_shape(x.shape[:-1].concatenate([units]))
+    return out
 
 
 # -- conv2d -------------------------------------------------------------------
@@ -162,13 +188,15 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_f
     strides, dilations = _pair(strides, "strides"), _pair(dilation_rate, "dilation_rate")
     with _layer_scope(name, "conv2d", reuse):
         kernel = _weight("kernel", [kh, kw, in_ch, int(filters)], x.dtype,
-                         kernel_initializer or _default_kernel_initializer(), trainable)
+                         kernel_initializer or _default_kernel_initializer(), trainable, kernel_regularizer,
+                         kernel_constraint)
         out = conv_ops.conv2d(x, kernel, strides=list(strides), padding=_tf_padding(padding), data_format=fmt,
                               dilations=list(dilations))
         if use_bias:
-            bias = _weight("bias", [int(filters)], x.dtype, bias_initializer or _zeros, trainable)
+            bias = _weight("bias", [int(filters)], x.dtype, bias_initializer or _zeros, trainable, bias_regularizer,
+                           bias_constraint)
             out = nn_impl.bias_add(out, bias, data_format=fmt)
-        return _activate(out, activation)
+        return _activity_regularize(_activate(out, activation), activity_regularizer)
 
 
 # -- pooling, flatten, dropout (no variables) ---------------------------------
@@ -191,9 +219,12 @@ def average_pooling2d(inputs, pool_size, strides, padding="valid", data_format="
 
 
 def flatten(inputs, name=None, data_format="channels_last"):
-    """`tf.layers.flatten`: [N, ...] -> [N, prod(...)] (channels_first inputs are not transposed here)."""
+    """`tf.layers.flatten`: [N, ...] -> [N, prod(...)]; channels_first inputs are flattened in channels_last order."""
     x = convert_to_tensor(inputs)
     with _layer_scope(name, "flatten", None):
+        if data_format == "channels_first" and x.shape.ndims is not None and x.shape.ndims > 2:
+            from .ops.array_ops import transpose
+            x = transpose(x, [0] + list(range(2, x.shape.ndims)) + [1])
         return nn_impl.nn_flatten(x)
 
 
