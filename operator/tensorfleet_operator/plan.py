@@ -261,6 +261,11 @@ def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[d
     if get_condition(conds, C.CREATED) is None:
         conds = set_condition(conds, C.CREATED, True, api.REASON_CREATED, f'TFJob {ref} is created.', now)
         plan.transitions.append(('created', None))
+        for rtype, rspec in job.replicas.items():     # Kubeflow's warning, once per job
+            if rspec.template['spec'].get('restartPolicy') is not None:
+                plan.events.append(Event('Warning', 'SetPodTemplateRestartPolicy',
+                                         f'spec.tfReplicaSpecs.{rtype.value}.template.spec.restartPolicy is '
+                                         f'ignored; the replica restartPolicy {rspec.restart_policy.value} applies'))
     status['conditions'] = conds
     if job.run_policy.suspend:
         _suspend(plan, job, obs, now, gang)

@@ -33,6 +33,9 @@ async def test_lifecycle_children_status_events(cluster):
     assert len(base64.b64decode(secret['data']['token'])) >= 32
     assert env['TENSORFLEET_RPC_TOKEN']['valueFrom']['secretKeyRef'] == {'name': 'mnist-rpc-token', 'key': 'token'}
     await cluster.wait_for(lambda: cluster.conditions('mnist') == {'Created': 'True'}, what='Created')
+    # Children are watched with a server-side selector (not every pod of the cluster).
+    watches = [str(r.url) for r in cluster.kmock._requests if 'watch=true' in str(r.url)]
+    assert any('/pods?' in u and 'labelSelector=training.kubeflow.org/job-name' in u for u in watches)
 
     for name in names:
         await cluster.set_pod(name, 'Running')

@@ -420,3 +420,13 @@ def test_no_observed_pod_crashes_the_core():
             assert isinstance(plan.status, dict)
             count += 1
     assert count > 100
+
+
+def test_template_restart_policy_is_overridden_with_one_warning():
+    body = tfjob('j', worker=2, restart='OnFailure')
+    body['spec']['tfReplicaSpecs']['Worker']['template']['spec']['restartPolicy'] = 'Always'
+    plan = step(body)
+    assert [(e.type, e.reason) for e in plan.events] == [('Warning', 'SetPodTemplateRestartPolicy')]
+    assert 'spec.tfReplicaSpecs.Worker.template.spec.restartPolicy' in plan.events[0].message
+    assert plan.create_pods[0]['spec']['restartPolicy'] == 'OnFailure'
+    assert step(body).events == []
