@@ -83,8 +83,25 @@ def _fetch_value(v):
     return v
 
 
+def _shape_fits(dims, shape) -> bool:
+    """A fed array's shape against a tensor's static dims (None: unknown rank / dimension)."""
+    if dims is None:
+        return True
+    if len(dims) != len(shape):
+        return False
+    for d, n in zip(dims, shape):
+        if d is not None and d != n:
+            return False
+    return True
+
+
 def _convert_feed(t: Tensor, value):
     npd = t.dtype.np_dtype
+    if value.__class__ is np.ndarray and value.dtype == npd:  # the common case: nothing to convert
+        if not _shape_fits(t._shape.as_tuple(), value.shape):
+            raise ValueError(f"Cannot feed value of shape {value.shape} for Tensor '{t.name}', which has shape "
+                             f"'{t.shape}'")
+        return value
     if isinstance(value, (Tensor, Operation)):
         raise TypeError(f"The value of a feed cannot be a tf.Tensor object. Acceptable feed values include "
                         f"Python scalars, strings, lists, numpy ndarrays, or TensorHandles. "
@@ -99,7 +116,7 @@ def _convert_feed(t: Tensor, value):
     if raw.dtype.kind == "f" and npd.kind in "iub" and raw.size and not np.array_equal(raw, arr):
         raise TypeError(f"Cannot feed value of dtype {raw.dtype} with non-integral values for Tensor '{t.name}', "
                         f"which has dtype {t.dtype.name} and shape {t.shape}")
-    if not t.shape.is_compatible_with(arr.shape):
+    if not _shape_fits(t.shape.as_tuple(), arr.shape):
         raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor '{t.name}', which has shape "
                          f"'{t.shape}'")
     return arr
@@ -164,17 +181,24 @@ class BaseSession:
         """Runs the ops needed for `fetches` and returns their values in the same structure."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        mapper = _FetchMapper(self._graph, fetches)
         feed_tensors, feed_values = self._feeds(feed_dict)
-        fetch_tensors, targets, index = [], [], []
-        for el in mapper.elements:
-            if isinstance(el, Tensor):
-                index.append(len(fetch_tensors))
-                fetch_tensors.append(el)
-            else:
-                index.append(None)
-                targets.append(el)
-        plan = self._plan(tuple(fetch_tensors), tuple(feed_tensors), tuple(targets))
+        cls = fetches.__class__
+        if cls is Tensor and fetches._op._graph is self._graph:  # a single fetch: no structure to map
+            mapper, fetch_tensors, targets, index = None, (fetches,), (), (0,)
+        elif cls is Operation and fetches._graph is self._graph:
+            mapper, fetch_tensors, targets, index = None, (), (fetches,), (None,)
+        else:
+            mapper = _FetchMapper(self._graph, fetches)
+            fetch_tensors, targets, index = [], [], []
+            for el in mapper.elements:
+                if isinstance(el, Tensor):
+                    index.append(len(fetch_tensors))
+                    fetch_tensors.append(el)
+                else:
+                    index.append(None)
+                    targets.append(el)
+            fetch_tensors, targets = tuple(fetch_tensors), tuple(targets)
+        plan = self._plan(fetch_tensors, tuple(feed_tensors), targets)
         trace = None
         if options is not None and run_metadata is not None and \
                 getattr(options, "trace_level", 0) >= RunOptions.SOFTWARE_TRACE:
@@ -182,6 +206,8 @@ class BaseSession:
         results = plan.run(feed_values, trace)
         if trace is not None:
             _fill_step_stats(run_metadata, trace)
+        if mapper is None:
+            return None if index[0] is None else _fetch_value(results[0])
         values = [None if i is None else _fetch_value(results[i]) for i in index]
         return mapper.build(values)
 
@@ -189,11 +215,15 @@ class BaseSession:
         if not feed_dict:
             return [], []
         tensors, values = [], []
+        graph = self._graph
         for key, value in feed_dict.items():
-            try:
-                t = self._graph.as_graph_element(key, allow_tensor=True, allow_operation=False)
-            except (TypeError, ValueError, KeyError) as e:
-                raise TypeError(f"Cannot interpret feed_dict key as Tensor: {e}") from None
+            if key.__class__ is Tensor and key._op._graph is graph:
+                t = key
+            else:
+                try:
+                    t = graph.as_graph_element(key, allow_tensor=True, allow_operation=False)
+                except (TypeError, ValueError, KeyError) as e:
+                    raise TypeError(f"Cannot interpret feed_dict key as Tensor: {e}") from None
             tensors.append(t)
             values.append(_convert_feed(t, value))
         return tensors, values
