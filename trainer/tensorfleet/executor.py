@@ -37,6 +37,7 @@ from .graph import Operation, Tensor
 from .kernels import KernelContext, ResourceStore, lookup
 from .kernels.gpu_memory import is_oom
 from .kernels.transfer_kernels import CopyNode, copy_kernel, copy_node_name
+from .scheduling import _run_steps, _StepFailed, cost, independent_pairs, run_concurrent
 
 #: same-device expensive nodes are run concurrently only if both cost at least this many multiply-adds
 OFFLOAD_MIN_COST = 1 << 24
@@ -127,10 +128,6 @@ class _HostDevice:
 
 
 _HOST = _HostDevice()
-
-
-class _Cancelled(Exception):
-    pass
 
 
 class ExecutionPlan:
@@ -269,18 +266,7 @@ class ExecutionPlan:
         return False
 
     def _independent_pairs(self) -> list:
-        exp = [i for i, e in enumerate(self.expensive) if e]
-        if len(exp) < 2:
-            return []
-        if len(exp) > _PAIR_ANALYSIS_LIMIT:
-            return [(exp[0], exp[1])]
-        anc = [0] * len(self._preds)
-        for i, p in enumerate(self._preds):  # steps are in topological order
-            a = 0
-            for j in p:
-                a |= anc[j] | (1 << j)
-            anc[i] = a
-        return [(i, j) for x, i in enumerate(exp) for j in exp[x + 1:] if not (anc[j] >> i) & 1]
+        return independent_pairs(self._preds, self.expensive, _PAIR_ANALYSIS_LIMIT)
 
     def _decide_concurrency(self) -> None:
         pairs = self._independent_pairs()
@@ -292,7 +278,7 @@ class ExecutionPlan:
 
     def _decide_from_sizes(self, vals: list) -> None:
         self._profile_first_run = False
-        costs = [_cost(self._steps_full[i], vals) if e else 0 for i, e in enumerate(self.expensive)]
+        costs = [cost(self._steps_full[i], vals) if e else 0 for i, e in enumerate(self.expensive)]
         self.expensive = [c >= OFFLOAD_MIN_COST for c in costs]
         self.concurrent = any(self.expensive[i] and self.expensive[j] for i, j in self._pairs)
 
@@ -361,93 +347,19 @@ class ExecutionPlan:
         self._count(len(self._fast), t0, tuple(per_dev.items()))
         return len(self._fast)
 
-    def _run_concurrent(self, vals, t0) -> int:
-        import queue
-
-        steps, fast, consumers, expensive = self._steps_full, self._fast, self.consumers, self.expensive
-        pending = list(self.pending0)
-        cheap = [i for i in self.initial_ready if not expensive[i]]
-        heavy = [i for i in self.initial_ready if expensive[i]]
-        done_q: queue.SimpleQueue = queue.SimpleQueue()
-        cancel = _CancelFlag()
-        outstanding = 0
-        per_dev: dict = {}
-        ran = inline = pooled = 0
-        max_ready = len(cheap) + len(heavy)
-        error: Optional[tuple] = None
-        perf = time.perf_counter
-
-        def release(i):
-            for c in consumers[i]:
-                pending[c] -= 1
-                if pending[c] == 0:
-                    (heavy if expensive[c] else cheap).append(c)
-
-        while True:
-            if cheap or heavy:
-                if cheap:
-                    i = cheap.pop()
-                else:
-                    while len(heavy) > 1:  # two or more expensive nodes ready: all but one go to pools
-                        j = heavy.pop(0)
-                        self._pools.pool_for(steps[j][5]).submit(_pool_task, fast[j], j, vals, done_q, cancel)
-                        outstanding += 1
-                        pooled += 1
-                    i = heavy.pop()
-                t = perf()
-                try:
-                    _run_steps((fast[i],), vals)
-                except _StepFailed as f:
-                    error = (f.error, i)
-                    break
-                d = steps[i][5].name
-                per_dev[d] = per_dev.get(d, 0.0) + perf() - t
-                ran += 1
-                inline += 1
-                release(i)
-                if len(cheap) + len(heavy) > max_ready:
-                    max_ready = len(cheap) + len(heavy)
-                while outstanding and not done_q.empty():
-                    j, err, dt = done_q.get()
-                    outstanding -= 1
-                    if err is not None:
-                        error = (err, j)
-                        break
-                    ran += 1
-                    d = steps[j][5].name
-                    per_dev[d] = per_dev.get(d, 0.0) + dt
-                    release(j)
-                if error is not None:
-                    break
-            elif outstanding:
-                j, err, dt = done_q.get()
-                outstanding -= 1
-                if err is not None:
-                    error = (err, j)
-                    break
-                ran += 1
-                d = steps[j][5].name
-                per_dev[d] = per_dev.get(d, 0.0) + dt
-                release(j)
-            else:
-                break
-        if error is not None:
-            cancel.set()
-            while outstanding:  # wait for running nodes; nothing new starts
-                done_q.get()
-                outstanding -= 1
+    def _run_concurrent(self, vals, t0) -> None:
+        ran, per_dev, inline, pooled, max_ready, error, failed = run_concurrent(self, vals)
         with _COUNTERS.lock:
             _COUNTERS.inline += inline
             _COUNTERS.pooled += pooled
             _COUNTERS.concurrent += 1
             _COUNTERS.max_ready = max(_COUNTERS.max_ready, max_ready)
         if error is not None:
-            self._fail(error[0], t0, error[1], per_dev, nodes_done=ran)
-        if ran != len(steps):
-            raise errors.InternalError(None, None, f"Executor finished with {len(steps) - ran} of {len(steps)} "
-                                                   f"nodes not run (a dependency cycle?)")
+            self._fail(error, t0, failed, per_dev, nodes_done=ran)
+        if ran != len(self._steps_full):
+            raise errors.InternalError(None, None, f"Executor finished with {len(self._steps_full) - ran} of "
+                                                   f"{len(self._steps_full)} nodes not run (a dependency cycle?)")
         self._count(ran, t0, tuple(per_dev.items()))
-        return ran
 
     # -- errors and counters --------------------------------------------------
     def _index_of(self, step) -> int:
@@ -481,58 +393,6 @@ class ExecutionPlan:
             ds = c.device_seconds
             for d, s in per_dev:
                 ds[d] = ds.get(d, 0.0) + s
-
-
-class _CancelFlag:
-    __slots__ = ("is_set",)
-
-    def __init__(self):
-        self.is_set = False
-
-    def set(self):
-        self.is_set = True
-
-
-class _StepFailed(Exception):
-    """Carries the failing fast-path step (identity) and the original exception out of `_run_steps`."""
-
-    def __init__(self, step, error: BaseException):
-        super().__init__(step, error)
-        self.step, self.error = step, error
-
-
-def _run_steps(steps, vals) -> None:
-    """The inner loop: every kernel with its inputs from `vals`, outputs stored back into `vals`."""
-    step = None
-    try:
-        for step in steps:
-            fn, ctx, ins, out = step
-            if len(ins) == 2:
-                r = fn(ctx, vals[ins[0]], vals[ins[1]])
-            elif len(ins) == 1:
-                r = fn(ctx, vals[ins[0]])
-            else:
-                r = fn(ctx, *[vals[i] for i in ins])
-            if out.__class__ is int:
-                vals[out] = r
-            elif out is not None:
-                for s, v in zip(out, r):
-                    vals[s] = v
-    except BaseException as e:  # noqa: BLE001
-        raise _StepFailed(step, e) from None
-
-
-def _pool_task(step, i, vals, done_q, cancel) -> None:
-    if cancel.is_set:
-        done_q.put((i, _Cancelled(), 0.0))
-        return
-    t = time.perf_counter()
-    try:
-        _run_steps((step,), vals)
-    except _StepFailed as f:
-        done_q.put((i, f.error, 0.0))
-        return
-    done_q.put((i, None, time.perf_counter() - t))
 
 
 def _checked_outputs(fn, mem):
@@ -570,17 +430,3 @@ def _use_cuda_device(cuda_id: int) -> None:
         cp.cuda.runtime.setDevice(cuda_id)
 
 
-def _cost(step, vals) -> int:
-    """Multiply-adds of an expensive node, from the shapes its first run saw."""
-    fn, ctx, ins, outs, node, _ = step
-    out_sizes = [getattr(vals[s], "size", 0) for s in outs]
-    out_elems = max(out_sizes) if out_sizes else 0
-    in_shapes = [getattr(vals[s], "shape", ()) for s in ins]
-    if node.type in ("MatMul", "BatchMatMul", "BatchMatMulV2") and in_shapes and len(in_shapes[0]) >= 2:
-        a = in_shapes[0]
-        k = a[-2] if node.attrs.get("transpose_a") or node.attrs.get("adj_x") else a[-1]
-        return int(out_elems) * int(k)
-    if node.type.startswith("Conv") and len(in_shapes) >= 2 and len(in_shapes[1]) >= 2:
-        return int(out_elems) * int(np.prod(in_shapes[1][:-1]))
-    in_elems = sum(int(np.prod(s)) for s in in_shapes)
-    return max(int(out_elems), in_elems) * 16
