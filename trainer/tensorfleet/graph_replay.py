@@ -48,6 +48,8 @@ class CudaGraphReplay:
         self.captures = 0
         self.last_error = None
         self.stream = None
+        #: fetches of fed tensors: fetch slot -> feed index (returned as fed, like the normal path)
+        self.fetched_feeds = {s: k for k, s in enumerate(plan.feed_slots) if s in set(plan.fetch_slots)}
 
     @classmethod
     def for_plan(cls, plan, resources):
@@ -98,7 +100,8 @@ class CudaGraphReplay:
                 _copy_into(buf, feed_values[k], self.cuda_id)
         self.graph.launch(self.stream)
         self.replays += 1
-        return [self.static_vals[s] for s in plan.fetch_slots]
+        fed = self.fetched_feeds
+        return [feed_values[fed[s]] if s in fed else self.static_vals[s] for s in plan.fetch_slots]
 
     def _still_valid(self, feed_values) -> bool:
         for (k, _), buf in zip(self.feed_copy_steps, self.static_feeds):
