@@ -49,7 +49,8 @@ def apply_gradient_descent(ctx, alpha, delta):
     with ctx.resources.lock:
         var = _read(ctx, "var")
         _check(ctx, var, delta)
-        new = xp.multiply(delta, alpha.astype(var.dtype, copy=False))  # one fresh buffer...
+        # One fresh buffer (asarray: numpy turns a 0-d product into a scalar, which `out=` rejects)...
+        new = xp.asarray(xp.multiply(delta, alpha.astype(var.dtype, copy=False)))
         xp.subtract(var, new, out=new)  # ...updated in place: it is ours, not an input
         return _finish(ctx, var, new)
 
