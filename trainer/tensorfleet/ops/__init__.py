@@ -3,5 +3,5 @@
 Importing this package registers every op type in `op_registry`. Each module
 lists its public TF names in `__all__`; the package root re-exports them.
 """
-from . import (array_ops, control_flow_ops, conv_ops, init_ops, math_ops, nn_impl, nn_ops,  # noqa: F401
+from . import (array_ops, control_flow_ops, conv_ops, init_ops, math_ops, nn_composite, nn_impl, nn_ops,  # noqa: F401
                random_ops, state_ops, variable_scope)
