@@ -32,7 +32,7 @@ from .autodiff import gradients
 from .config import *  # noqa: F401,F403
 from .placement import *  # noqa: F401,F403
 from .session import InteractiveSession, Session
-from . import nn, layers, train  # noqa: E402
+from . import nn, layers, losses, train  # noqa: E402
 from . import datasets  # noqa: E402
 
 newaxis = None
