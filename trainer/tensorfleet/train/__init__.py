@@ -1,4 +1,4 @@
-"""`tf.train`: optimizers, the global step, and checkpoints (Saver).
+"""`tf.train`: optimizers, learning-rate schedules, the global step, and checkpoints (Saver).
 
 The top layer of the trainer: optimizers build gradient + fused apply ops
 (`training_ops`, kernels in `kernels/train_kernels.py`), `training_util`
@@ -9,6 +9,8 @@ from . import training_ops  # noqa: F401  (registers the Apply* ops)
 from .adagrad import AdagradOptimizer
 from .adam import AdamOptimizer
 from .gradient_descent import GradientDescentOptimizer
+from .learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay, natural_exp_decay,
+                                  piecewise_constant, polynomial_decay)
 from .momentum import MomentumOptimizer
 from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
@@ -19,4 +21,5 @@ from .training_util import (assert_global_step, create_global_step, get_global_s
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "AdagradOptimizer",
            "RMSPropOptimizer", "Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
            "CheckpointState", "get_or_create_global_step", "get_global_step", "create_global_step",
-           "global_step", "assert_global_step"]
+           "global_step", "assert_global_step", "exponential_decay", "piecewise_constant", "polynomial_decay",
+           "natural_exp_decay", "inverse_time_decay", "cosine_decay"]
