@@ -1,4 +1,4 @@
-"""`tf.layers`: TF1 functional layers (dense, conv2d, pooling, flatten, dropout) on top of `tf.nn`.
+"""`tf.layers`: TF1 functional layers (dense, conv2d, pooling, flatten, dropout, batch_normalization) on `tf.nn`.
 
 Sits above `ops/` (it builds graph through `tf.nn`, `tf.matmul` and variables). Variables are
 `<scope>/kernel` and `<scope>/bias`; the scope is `name`, or `dense`, `dense_1`, ... unique per graph
@@ -9,7 +9,7 @@ when `ops/init_ops` has it, else an nn-private uniform op seeded by TF1's graph/
 """
 from __future__ import annotations
 
-__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout"]
+__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout", "batch_normalization"]
 
 import contextlib
 import math
@@ -243,3 +243,84 @@ def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=
             return identity(x)
         return nn_impl.dropout(x, rate=rate, noise_shape=noise_shape, seed=seed)
 
+
+
+# -- batch_normalization --------------------------------------------------------
+def _is_tensor(v) -> bool:
+    return isinstance(v, Tensor) or hasattr(v, "_as_graph_element")
+
+
+def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                        beta_initializer=None, gamma_initializer=None, moving_mean_initializer=None,
+                        moving_variance_initializer=None, beta_regularizer=None, gamma_regularizer=None,
+                        beta_constraint=None, gamma_constraint=None, training=False, trainable=True, name=None,
+                        reuse=None, renorm=False, renorm_clipping=None, renorm_momentum=0.99, fused=None,
+                        virtual_batch_size=None, adjustment=None):
+    """`tf.layers.batch_normalization`: variables <name>/gamma, beta, moving_mean, moving_variance.
+
+    training=True (or a bool Tensor that is true) normalizes with the batch moments and puts the
+    moving-average updates `moving -= (moving - batch) * (1 - momentum)` in GraphKeys.UPDATE_OPS
+    (a False tensor makes them no-ops: momentum 1, as TF's smart_cond); otherwise the moving statistics
+    are used. As TF's fused kernel (4-D inputs, channel axis), the moving variance is updated with the
+    Bessel-corrected batch variance.
+    """
+    if renorm or virtual_batch_size is not None or adjustment is not None:
+        raise NotImplementedError("batch_normalization: renorm, virtual_batch_size and adjustment are not supported")
+    x = _float_inputs(inputs, "BatchNormalization")
+    ndims = x.shape.ndims
+    if ndims is None:
+        raise ValueError("Input has undefined rank.")
+    ax = axis if axis >= 0 else ndims + axis
+    if not 0 <= ax < ndims:
+        raise ValueError(f"Invalid axis: {axis}")
+    channels = x.shape[ax]
+    if channels is None:
+        raise ValueError(f"Input has undefined `axis` dimension. Input shape: {x.shape}")
+    reduce_axes = [i for i in range(ndims) if i != ax]
+    bessel = ndims == 4 and ax in (1, 3) and fused is not False
+    from .ops import array_ops, comparison_ops, nn_composite
+    param_dtype = _dtypes.float32 if x.dtype is _dtypes.float16 else x.dtype
+    with _layer_scope(name, "batch_normalization", reuse):
+        gamma = _weight("gamma", [channels], param_dtype, gamma_initializer or init_ops.ones_initializer(),
+                        trainable, gamma_regularizer, gamma_constraint) if scale else None
+        beta = _weight("beta", [channels], param_dtype, beta_initializer or init_ops.zeros_initializer(),
+                       trainable, beta_regularizer, beta_constraint) if center else None
+        moving_mean = _weight("moving_mean", [channels], param_dtype,
+                              moving_mean_initializer or init_ops.zeros_initializer(), False)
+        moving_var = _weight("moving_variance", [channels], param_dtype,
+                             moving_variance_initializer or init_ops.ones_initializer(), False)
+
+        def bcast(t):  # [C] -> broadcastable against x when the channel axis is not last
+            if t is None or ax == ndims - 1:
+                return t
+            return array_ops.reshape(t, [channels if i == ax else 1 for i in range(ndims)])
+
+        if not _is_tensor(training) and not training:
+            mean, variance = moving_mean.value(), moving_var.value()
+        else:
+            batch_mean, batch_var = nn_impl.moments(math_ops.cast(x, param_dtype), reduce_axes)
+            update_var = batch_var
+            if bessel:
+                n = 1
+                for i in reduce_axes:
+                    n = n * (array_ops.shape(x)[i])
+                n = math_ops.cast(n, param_dtype)
+                update_var = batch_var * n / math_ops.maximum(n - 1.0, 1.0)
+            if _is_tensor(training):
+                train_t = convert_to_tensor(training)
+                mean = comparison_ops.where_v2(train_t, batch_mean, moving_mean.value())
+                variance = comparison_ops.where_v2(train_t, batch_var, moving_var.value())
+                decay = comparison_ops.where_v2(train_t, constant(momentum, dtype=param_dtype),
+                                                constant(1.0, dtype=param_dtype))
+            else:
+                mean, variance = batch_mean, batch_var
+                decay = constant(momentum, dtype=param_dtype)
+            g = get_default_graph()
+            for var, value in ((moving_mean, batch_mean), (moving_var, update_var)):
+                with g.colocate_with(var.op):
+                    update = state_ops.assign_sub(var, (var.value() - value) * (1.0 - decay),
+                                                  name="AssignMovingAvg")
+                g.add_to_collection(GraphKeys.UPDATE_OPS, update)
+        out = nn_composite.batch_normalization(math_ops.cast(x, param_dtype), bcast(mean), bcast(variance),
+                                               bcast(beta), bcast(gamma), epsilon)
+        return math_ops.cast(out, x.dtype) if param_dtype is not x.dtype else out
