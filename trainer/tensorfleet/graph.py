@@ -30,6 +30,7 @@ class GraphKeys:
     TRAINABLE_VARIABLES = "trainable_variables"
     GLOBAL_STEP = "global_step"
     UPDATE_OPS = "update_ops"
+    MOVING_AVERAGE_VARIABLES = "moving_average_variables"
     LOSSES = "losses"
     REGULARIZATION_LOSSES = "regularization_losses"
     SUMMARIES = "summaries"

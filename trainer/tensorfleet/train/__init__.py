@@ -12,6 +12,7 @@ from .gradient_descent import GradientDescentOptimizer
 from .learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay, natural_exp_decay,
                                   piecewise_constant, polynomial_decay)
 from .momentum import MomentumOptimizer
+from .moving_averages import ExponentialMovingAverage
 from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
 from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
@@ -21,5 +22,5 @@ from .training_util import (assert_global_step, create_global_step, get_global_s
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "AdagradOptimizer",
            "RMSPropOptimizer", "Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
            "CheckpointState", "get_or_create_global_step", "get_global_step", "create_global_step",
-           "global_step", "assert_global_step", "exponential_decay", "piecewise_constant", "polynomial_decay",
-           "natural_exp_decay", "inverse_time_decay", "cosine_decay"]
+           "global_step", "assert_global_step", "ExponentialMovingAverage", "exponential_decay",
+           "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay"]
