@@ -669,12 +669,6 @@ def test_exponential_decay_learning_rate_schedule():
 
 
 # 24. ExponentialMovingAverage after the train op (TF's documented pattern) -----
-@pytest.mark.xfail(strict=True, reason=(
-    "executor/state semantics: a VariableV2 op snapshots the variable when it runs, which the plan may do "
-    "before the control inputs of its consumers; `v.read_value()` (an Identity of that snapshot) created "
-    "inside tf.control_dependencies([train_op]) therefore sees the pre-step value, where TF1 reads the ref "
-    "after the control inputs. Needs a read-after-control-deps rule in executor.py (in flight there: "
-    "drop this marker when it lands)."))
 def test_exponential_moving_average_after_train_op():
     w = tf.Variable([1.0, -2.0], name="w")
     loss = tf.reduce_sum(tf.square(w))

@@ -37,7 +37,7 @@ from .graph import Operation, Tensor
 from .kernels import KernelContext, ResourceStore, lookup
 from .kernels.gpu_memory import is_oom
 from .kernels.transfer_kernels import CopyNode, copy_kernel, copy_node_name
-from .scheduling import _run_steps, _StepFailed, cost, independent_pairs, run_concurrent
+from .scheduling import _run_steps, _run_steps_releasing, _StepFailed, cost, independent_pairs, run_concurrent
 
 #: same-device expensive nodes are run concurrently only if both cost at least this many multiply-adds
 OFFLOAD_MIN_COST = 1 << 24
@@ -187,8 +187,12 @@ class ExecutionPlan:
                 raise errors.InvalidArgumentError(
                     None, op, f"No {dev.device_type} kernel registered for op '{op.name}' of type {op.type} "
                               f"(dtype {op.outputs[0].dtype.name if op.outputs else 'n/a'})")
-            ins, p = [], set()
-            for t in op._inputs:
+            ins, p, var_inputs = [], set(), []
+            for k, t in enumerate(op._inputs):
+                if t._op.type == "VariableV2" and t not in fed and devices[t._op] is dev:
+                    var_inputs.append(k)  # read when this op runs, below
+                    ins.append(None)
+                    continue
                 s, ps = source(t, dev)
                 ins.append(s)
                 if ps is not None:
@@ -196,6 +200,18 @@ class ExecutionPlan:
             for c in op._control_inputs:
                 if c in step_of_op:
                     p.add(step_of_op[c])
+            for k in var_inputs:
+                # TF1 ref semantics: a variable input is read when its consumer runs, after all of the
+                # consumer's other inputs and control inputs (e.g. an update it waits for), not whenever
+                # the variable node happened to run. One read step per consumer, right before it.
+                var_op = op._inputs[k]._op
+                vstep = steps[step_of_op[var_op]]
+                rslot = len(slot)
+                slot[("read", var_op, op, k)] = rslot
+                steps.append((vstep[0], vstep[1], (), (rslot,), var_op, dev))
+                preds.append(set(p))
+                p.add(len(steps) - 1)
+                ins[k] = rslot
             mem = dev.memory
             if mem is not None and mem.check_outputs:
                 fn = _checked_outputs(fn, mem)
@@ -214,6 +230,7 @@ class ExecutionPlan:
         # the fast path's steps: (fn, ctx, ins, out) with out an int (one output), None (none) or a tuple
         self._fast = [(fn, ctx, ins, outs[0] if len(outs) == 1 else (None if not outs else outs))
                       for fn, ctx, ins, outs, _, _ in steps]
+        self._fast_seq = self._with_releases(self._fast)
         self._segments = self._device_segments()
         self._single_segment = len(self._segments) == 1
         self._device0 = self._segments[0][2]
@@ -243,6 +260,30 @@ class ExecutionPlan:
             _COUNTERS.plans += 1
 
     # -- planning helpers -----------------------------------------------------
+    def _with_releases(self, fast: list) -> list:
+        """Sequential steps (fn, ctx, ins, out, before, after) with the slots to drop around each.
+
+        `before`: inputs this step reads last; they are dropped before the kernel runs, so the
+        kernel holds the only reference and may reuse the buffer (`kernels.registry.owns`).
+        `after`: outputs nobody reads. Fetched values are never dropped.
+        """
+        last_read: dict = {}
+        for i, (_, _, ins, _) in enumerate(fast):
+            for s in ins:
+                last_read[s] = i
+        keep = set(self.fetch_slots)
+        before: list = [[] for _ in fast]
+        after: list = [[] for _ in fast]
+        for s, i in last_read.items():
+            if s not in keep:
+                before[i].append(s)
+        for i, (_, _, _, out) in enumerate(fast):
+            for s in ((out,) if out.__class__ is int else out or ()):
+                if s not in last_read and s not in keep:
+                    after[i].append(s)
+        return [(fn, ctx, ins, out, tuple(b) or None, tuple(a) or None)
+                for (fn, ctx, ins, out), b, a in zip(fast, before, after)]
+
     def _device_segments(self) -> list:
         """[(start, end, device name)] runs of consecutive steps on one device."""
         segs = []
@@ -301,7 +342,10 @@ class ExecutionPlan:
             self._run_concurrent(vals, t0)
         elif self._single_segment:
             try:
-                _run_steps(self._fast, vals)
+                if self._profile_first_run:  # keep every value: the profile reads their shapes
+                    _run_steps(self._fast, vals)
+                else:
+                    _run_steps_releasing(self._fast_seq, vals)
             except _StepFailed as f:
                 self._fail(f.error, t0, self._index_of(f.step))
             dt = time.perf_counter() - t0
@@ -363,7 +407,7 @@ class ExecutionPlan:
 
     # -- errors and counters --------------------------------------------------
     def _index_of(self, step) -> int:
-        return next(i for i, s in enumerate(self._fast) if s is step)
+        return next(i for i, (s, r) in enumerate(zip(self._fast, self._fast_seq)) if s is step or r is step)
 
     def _fail(self, e: BaseException, t0, i: int, per_dev=None, nodes_done=None):
         """Counts the failed run and raises `e` (or an InvalidArgumentError for a kernel bug) naming node `i`."""

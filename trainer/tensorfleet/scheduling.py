@@ -41,22 +41,54 @@ class _StepFailed(Exception):
 
 
 def _run_steps(steps, vals) -> None:
-    """The inner loop: every kernel with its inputs from `vals`, outputs stored back into `vals`."""
+    """The inner loop: every kernel with its inputs from `vals`, outputs stored back into `vals`.
+
+    Arguments go through one tuple while `vals` keeps its references, so a kernel
+    never sees itself as the sole owner of an input (`kernels.registry.owns`).
+    """
     step = None
     try:
         for step in steps:
             fn, ctx, ins, out = step
-            if len(ins) == 2:
-                r = fn(ctx, vals[ins[0]], vals[ins[1]])
-            elif len(ins) == 1:
-                r = fn(ctx, vals[ins[0]])
-            else:
-                r = fn(ctx, *[vals[i] for i in ins])
+            r = fn(*(ctx, *[vals[i] for i in ins]))
             if out.__class__ is int:
                 vals[out] = r
             elif out is not None:
                 for s, v in zip(out, r):
                     vals[s] = v
+    except BaseException as e:  # noqa: BLE001
+        raise _StepFailed(step, e) from None
+
+
+def _run_steps_releasing(steps, vals) -> None:
+    """`_run_steps` for the sequential plan, also dropping each value after its last reader.
+
+    Steps are (fn, ctx, ins, out, before, after): `before` lists the inputs this
+    step reads last, dropped from `vals` before the call so that the kernel's
+    arguments hold the only references (a kernel may then reuse such a buffer,
+    see `kernels.registry.owns`); `after` lists outputs nobody reads. Dropping
+    values bounds peak memory like TF's executor does, and lets update kernels
+    see that no reader holds a variable's array any more.
+    """
+    step = None
+    try:
+        for step in steps:
+            fn, ctx, ins, out, before, after = step
+            args = (ctx, *[vals[i] for i in ins])  # one tuple: fn(*args) passes it as is
+            if before is not None:
+                for s in before:
+                    vals[s] = None
+            r = fn(*args)
+            args = None
+            if out.__class__ is int:
+                vals[out] = r
+            elif out is not None:
+                for s, v in zip(out, r):
+                    vals[s] = v
+            r = None  # hold no value beyond its slot: a later kernel may own it
+            if after is not None:
+                for s in after:
+                    vals[s] = None
     except BaseException as e:  # noqa: BLE001
         raise _StepFailed(step, e) from None
 

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes as _dtypes
 from .. import errors
 from .math_kernels import broadcast, fast_sum, keepdims_shape
-from .registry import register_kernel
+from .registry import owns, register_kernel
 
 _NO_INT32_ON_GPU = [d for d in (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int64, _dtypes.bool_)]
 
@@ -118,8 +118,19 @@ def is_variable_initialized(ctx):
 
 
 # -- arithmetic ---------------------------------------------------------------
+def _broadcasts_into(y, x) -> bool:
+    """True when `y` broadcasts to exactly `x`'s shape."""
+    xs, ys = x.shape, y.shape
+    if len(ys) > len(xs):
+        return False
+    return all(b == a or b == 1 for a, b in zip(xs[len(xs) - len(ys):], ys))
+
+
 @register_kernel("Add")
 def add(ctx, x, y):
+    if x.dtype == y.dtype and owns(x) and _broadcasts_into(y, x):
+        x += y  # x is a dead temporary of the result's shape (e.g. a matmul result + bias)
+        return x
     return x + y
 
 

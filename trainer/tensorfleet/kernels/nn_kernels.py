@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import errors
 from ..ops.random_seed import rng_for
-from .registry import register_kernel
+from .registry import owns, register_kernel
 
 
 def _cast(x, like):
@@ -20,12 +20,17 @@ def _cast(x, like):
 # -- activations --------------------------------------------------------------
 @register_kernel("Relu")
 def relu(ctx, x):
+    if owns(x):  # a dead temporary (the pre-activation): rectify it in place
+        return ctx.xp.maximum(x, 0, out=x)
     return ctx.xp.maximum(x, 0).astype(x.dtype, copy=False)
 
 
 @register_kernel("ReluGrad")
-def relu_grad(ctx, grad, x):
-    return grad * (x > 0)
+def relu_grad(ctx, grad, y):
+    if owns(grad) and grad.shape == y.shape:
+        grad *= y > 0
+        return grad
+    return grad * (y > 0)
 
 
 @register_kernel("Relu6")

@@ -8,6 +8,7 @@ results into its per-run plan, once, together with a `KernelContext`.
 """
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
@@ -71,12 +72,54 @@ def registered_kernels() -> dict:
     return {k: len(v) for k, v in _KERNELS.items()}
 
 
+def _probe_refs(d: dict) -> int:
+    arr = d.get("x")
+    return sys.getrefcount(arr)
+
+
+#: references to a stored array seen inside `ResourceStore.exclusive` when only the store holds it
+_EXCLUSIVE_REFS = _probe_refs({"x": np.zeros(1)})
+
+
+def _count_refs(x) -> int:
+    return sys.getrefcount(x)
+
+
+def _kernel_probe(ctx, x):
+    return _count_refs(x)
+
+
+# The executor calls `fn(*args)` with args = (ctx, *inputs) held in a local, as here.
+_probe_args = (None, np.zeros(1))
+#: references to a kernel argument seen by `owns` when the executor's argument tuple holds the only other one
+_OWNED_REFS = _kernel_probe(*_probe_args)
+del _probe_args
+
+
+def owns(x) -> bool:
+    """True when a kernel may overwrite its argument `x`: nothing else refers to the buffer.
+
+    The sequential executor drops a value before calling its last reader, so
+    the argument tuple holds the only reference; anything else (another slot, a
+    fetch, the caller's feed array, a variable store, a view's base) shows up as
+    an extra reference or a `base`. Kernels call it directly on their argument.
+    """
+    if isinstance(x, np.ndarray):
+        if not x.flags.writeable:
+            return False
+    elif not hasattr(x, "__cuda_array_interface__"):  # numpy scalars and other values
+        return False
+    return _count_refs(x) <= _OWNED_REFS + 1 and x.base is None
+
+
 class ResourceStore:
     """Per-session mutable state that stateful kernels use: variable values and RNG streams.
 
-    Values stored are treated as immutable: updates replace the array (no
-    in-place writes), so a value read earlier in a step is a consistent snapshot
-    and fetched results never alias a variable that changes later.
+    Stored numpy values are frozen read-only, so a value read earlier in a step is
+    a consistent snapshot and a fetched result never aliases a variable that
+    changes later. Update kernels write in place only through `exclusive`, when
+    no reader holds the array any more (the executor drops values after their
+    last reader); otherwise they store a new array.
     """
 
     def __init__(self):
@@ -96,6 +139,20 @@ class ResourceStore:
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
         self.variables[name] = value
+
+    def exclusive(self, name: str):
+        """The variable's array made writable if nothing but this store refers to it, else None.
+
+        The caller updates it in place and then calls `store(name, array)`, which freezes it again.
+        """
+        arr = self.variables.get(name)
+        if arr is None or sys.getrefcount(arr) > _EXCLUSIVE_REFS:
+            return None
+        if isinstance(arr, np.ndarray):
+            if arr.base is not None:  # a view: its base may be shared
+                return None
+            arr.flags.writeable = True
+        return arr
 
     def rng(self, key: str, seed: Optional[tuple]) -> np.random.Generator:
         """A stream per random op: reproducible for a fixed (graph seed, op seed), fresh otherwise."""

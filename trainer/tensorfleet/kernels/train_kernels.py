@@ -1,17 +1,20 @@
 """Kernels of the fused optimizer updates (ops defined in `train/training_ops.py`).
 
 Each kernel reads the variable and its slots from the session's ResourceStore
-under `resources.lock`, computes the update with TF's kernel formulas
-(tensorflow/core/kernels/training_ops.cc) in the variable's dtype, and stores
-NEW arrays (slots first, the variable last) — never writing in place, so a
-value read earlier in the step stays a consistent snapshot. The output is the
-variable's new value. Written against `ctx.xp` (numpy on CPU, cupy on GPU).
+under `resources.lock` and computes the update with TF's kernel formulas
+(tensorflow/core/kernels/training_ops.cc) in the variable's dtype. When no
+reader holds the arrays any more (`ResourceStore.exclusive`), the hot kernels
+(GradientDescent, Momentum, Adam) update them in place through a per-plan
+scratch buffer, with no allocation, like hand-written numpy; otherwise every
+kernel stores NEW arrays (slots first, the variable last), so a value read
+earlier in the step stays a consistent snapshot. The output is the variable's
+new value. Written against `ctx.xp` (numpy on CPU, cupy on GPU).
 """
 from __future__ import annotations
 
 from .. import dtypes as _dtypes
 from .. import errors
-from .registry import register_kernel
+from .registry import owns, register_kernel
 
 _FLOATS = (_dtypes.float16, _dtypes.float32, _dtypes.float64)
 
@@ -43,12 +46,49 @@ def _finish(ctx, var, new_var, **new_slots):
     return new_var
 
 
+def _exclusive(ctx, *attrs):
+    """The arrays of these variables, writable, if the store alone holds every one of them; else None."""
+    res = ctx.resources
+    arrays = []
+    for attr in attrs:
+        arr = res.exclusive(ctx.attrs[attr].name)
+        if arr is None:
+            for a, done in zip(attrs, arrays):  # refreeze what was unlocked
+                res.store(ctx.attrs[a].name, done)
+            return None
+        arrays.append(arr)
+    return arrays
+
+
+def _scratch(ctx, like):
+    """A per-plan buffer shaped like `like` (the executor runs a plan's kernels under the store lock)."""
+    buf = ctx.attrs.get("_scratch")
+    if buf is None or buf.shape != like.shape or buf.dtype != like.dtype:
+        buf = ctx.attrs["_scratch"] = ctx.xp.empty_like(like)
+    return buf
+
+
+def _store_all(ctx, **arrays):
+    for attr, arr in arrays.items():
+        ctx.resources.store(ctx.attrs[attr].name, arr)
+    return arrays["var"]
+
+
 @register_kernel("ApplyGradientDescent", dtypes=_FLOATS)
 def apply_gradient_descent(ctx, alpha, delta):
     xp = ctx.xp
     with ctx.resources.lock:
         var = _read(ctx, "var")
         _check(ctx, var, delta)
+        del var
+        owned = _exclusive(ctx, "var")
+        if owned is not None:
+            (var,) = owned
+            t = delta if owns(delta) and delta.dtype == var.dtype else _scratch(ctx, var)
+            xp.multiply(delta, alpha.astype(var.dtype, copy=False), out=t)
+            xp.subtract(var, t, out=var)
+            return _store_all(ctx, var=var)
+        var = _read(ctx, "var")
         # One fresh buffer (asarray: numpy turns a 0-d product into a scalar, which `out=` rejects)...
         new = xp.asarray(xp.multiply(delta, alpha.astype(var.dtype, copy=False)))
         xp.subtract(var, new, out=new)  # ...updated in place: it is ours, not an input
@@ -61,6 +101,24 @@ def apply_momentum(ctx, lr, momentum, grad):
     with ctx.resources.lock:
         var, accum = _read(ctx, "var"), _read(ctx, "accum")
         _check(ctx, var, grad, ("accum", accum))
+        del var, accum
+        owned = _exclusive(ctx, "var", "accum")
+        if owned is not None:
+            var, accum = owned
+            t = _scratch(ctx, var)
+            momentum = momentum.astype(var.dtype, copy=False)
+            lr = lr.astype(var.dtype, copy=False)
+            accum *= momentum
+            accum += grad
+            if ctx.attrs.get("use_nesterov"):
+                xp.multiply(accum, momentum, out=t)
+                t += grad
+                t *= lr
+            else:
+                xp.multiply(accum, lr, out=t)
+            var -= t
+            return _store_all(ctx, accum=accum, var=var)
+        var, accum = _read(ctx, "var"), _read(ctx, "accum")
         new_accum = accum * momentum + grad
         if ctx.attrs.get("use_nesterov"):
             new_var = var - (grad * lr + new_accum * momentum * lr)
@@ -77,6 +135,26 @@ def apply_adam(ctx, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
         _check(ctx, var, grad, ("m", m), ("v", v))
         one = xp.asarray(1, dtype=var.dtype)
         lr_t = lr * xp.sqrt(one - beta2_power) / (one - beta1_power)
+        del var, m, v
+        owned = None if ctx.attrs.get("use_nesterov") else _exclusive(ctx, "var", "m", "v")
+        if owned is not None:
+            var, m, v = owned
+            t = _scratch(ctx, var)
+            dt = var.dtype
+            xp.subtract(grad, m, out=t)
+            t *= (one - beta1).astype(dt, copy=False)
+            m += t
+            xp.multiply(grad, grad, out=t)
+            t -= v
+            t *= (one - beta2).astype(dt, copy=False)
+            v += t
+            xp.sqrt(v, out=t)
+            t += epsilon.astype(dt, copy=False)
+            xp.divide(m, t, out=t)
+            t *= lr_t.astype(dt, copy=False)
+            var -= t
+            return _store_all(ctx, m=m, v=v, var=var)
+        var, m, v = _read(ctx, "var"), _read(ctx, "m"), _read(ctx, "v")
         new_m = m + (grad - m) * (one - beta1)
         new_v = v + (grad * grad - v) * (one - beta2)
         if ctx.attrs.get("use_nesterov"):

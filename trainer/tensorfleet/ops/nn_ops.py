@@ -40,7 +40,7 @@ def _same_shape_binary(op):
 # -- elementwise activations --------------------------------------------------
 # (op type, python name, grad op type, grad takes the op's output (True) or its input (False))
 _ACTIVATIONS = [
-    ("Relu", "relu", "ReluGrad", False),
+    ("Relu", "relu", "ReluGrad", True),  # TF: relu_grad(grad, op.outputs[0])
     ("Relu6", "relu6", "Relu6Grad", False),
     ("Elu", "elu", "EluGrad", True),
     ("Sigmoid", "sigmoid", "SigmoidGrad", True),
