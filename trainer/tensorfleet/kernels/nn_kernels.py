@@ -28,8 +28,7 @@ def relu(ctx, x):
 @register_kernel("ReluGrad")
 def relu_grad(ctx, grad, y):
     if owns(grad) and grad.shape == y.shape:
-        grad *= y > 0
-        return grad
+        return ctx.xp.multiply(grad, y > 0, out=grad)
     return grad * (y > 0)
 
 
