@@ -111,7 +111,32 @@ def prune(fetch_ops: Sequence[Operation], fed: set) -> list:
             for t in reversed(op._inputs):
                 if t not in fed and not state.get(t._op):
                     stack.append((t._op, False))
-    return order
+    return _hoist_shape_reads(order)
+
+
+#: ops that read only the shape of their input: run them right after it is produced
+_SHAPE_READERS = frozenset({"Shape", "Size", "Rank", "NnShape"})
+
+
+def _hoist_shape_reads(order: list) -> list:
+    """Moves shape-only readers (e.g. the `tf.shape(x)` of a broadcasting gradient) right after their
+    input's producer, as a ready-queue executor would run them, so that `x` itself can be dropped
+    after its last real reader instead of living until the backward pass."""
+    produced = set(order)
+    hoisted = {op for op in order if op.type in _SHAPE_READERS and not op._control_inputs
+               and len(op._inputs) == 1 and op._inputs[0]._op in produced}
+    if not hoisted:
+        return order
+    after: dict = {}
+    for op in order:
+        if op in hoisted:
+            after.setdefault(op._inputs[0]._op, []).append(op)
+    out = []
+    for op in order:
+        if op not in hoisted:
+            out.append(op)
+            out.extend(after.get(op, ()))
+    return out
 
 
 class _HostDevice:

@@ -182,9 +182,9 @@ def _sum_axes(grad_shape, shape):
 
 
 @register_kernel("SumToShapeOf")
-def sum_to_shape_of(ctx, grad, like):
+def sum_to_shape_of(ctx, grad, like_shape):
     """Sums the broadcast axes away; the axes are cached per (grad shape, target shape)."""
-    shape = like.shape
+    shape = tuple(like_shape.tolist())
     if grad.shape == shape:
         return grad
     key = (grad.shape, shape)

@@ -25,17 +25,21 @@ from .common import (NotDifferentiable, TensorShape, binary_inputs, broadcast_bi
 
 
 # -- broadcasting helpers -----------------------------------------------------
-register_op("SumToShapeOf", lambda op: [(op.inputs[0].dtype, op.inputs[1].shape)])
+register_op("SumToShapeOf", lambda op: [(op.inputs[0].dtype, op.get_attr("like_shape"))])
 
 
 def sum_to_shape_of(grad: Tensor, like: Tensor) -> Tensor:
     """Sums `grad` over broadcast axes so it takes `like`'s (runtime) shape.
 
-    Skipped when both static shapes are fully defined and equal.
+    Skipped when both static shapes are fully defined and equal. The op reads
+    only `tf.shape(like)` (a constant when known statically), as TF's
+    BroadcastGradientArgs does, so `like`'s buffer is not kept alive for it.
     """
     if grad.shape.is_fully_defined() and like.shape.is_fully_defined() and grad.shape == like.shape:
         return grad
-    return make_tensor("SumToShapeOf", [grad, like], name="SumToShapeOf")
+    from .array_ops import shape as _shape  # array_ops builds on this module
+
+    return make_tensor("SumToShapeOf", [grad, _shape(like)], {"like_shape": like.shape}, name="SumToShapeOf")
 
 
 @register_gradient("SumToShapeOf")
