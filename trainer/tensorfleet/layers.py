@@ -11,8 +11,6 @@ from __future__ import annotations
 
 __all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout", "batch_normalization"]
 
-import contextlib
-import math
 
 import numpy as np
 
@@ -23,68 +21,16 @@ from .ops import variable_scope as _vs
 from .ops.array_ops import constant
 
 
-# -- initializers -------------------------------------------------------------
-def _fans(shape):
-    if len(shape) < 1:
-        return 1, 1
-    if len(shape) == 1:
-        return shape[0], shape[0]
-    if len(shape) == 2:
-        return shape[0], shape[1]
-    receptive = int(np.prod(shape[:-2]))
-    return shape[-2] * receptive, shape[-1] * receptive
-
-
-def _glorot_uniform(shape, dtype=_dtypes.float32, partition_info=None):
-    """glorot_uniform: U(-l, l), l = sqrt(6 / (fan_in + fan_out)), drawn by a seeded graph op."""
-    shape = [int(d) for d in shape]
-    fan_in, fan_out = _fans(shape)
-    limit = math.sqrt(6.0 / max(1.0, (fan_in + fan_out)))
-    return nn_impl.nn_random_uniform(shape, -limit, limit, dtype=dtype)
-
-
-def _zeros(shape, dtype=_dtypes.float32, partition_info=None):
-    return constant(np.zeros([int(d) for d in shape], dtype=_dtypes.as_dtype(dtype).np_dtype))
-
-
-def _default_kernel_initializer():
-    factory = getattr(init_ops, "glorot_uniform_initializer", None)
-    return factory() if factory is not None else _glorot_uniform
-
-
-def _call_initializer(init, shape, dtype):
-    try:
-        return init(shape, dtype=dtype, partition_info=None)
-    except TypeError:
-        return init(shape, dtype=dtype)
-
-
-# -- scopes and variables -----------------------------------------------------
-def _has_variable_scopes() -> bool:
-    return hasattr(_vs, "get_variable") and hasattr(_vs, "variable_scope")
-
-
-@contextlib.contextmanager
+# -- variables ----------------------------------------------------------------
 def _layer_scope(name, default_name, reuse):
-    """TF's layer scope: variable_scope(name or unique default_name); a name scope for the ops."""
-    if _has_variable_scopes():
-        with _vs.variable_scope(name, default_name=default_name, reuse=reuse):
-            yield
-    else:
-        if reuse:
-            raise NotImplementedError("reuse= needs tf.variable_scope/tf.get_variable (ops/variable_scope.py)")
-        with get_default_graph().name_scope(name or default_name):
-            yield
+    """TF's layer scope: variable_scope(name or a unique default_name), which also opens the name scope."""
+    return _vs.variable_scope(name, default_name=default_name, reuse=reuse)
 
 
 def _weight(name, shape, dtype, initializer, trainable, regularizer=None, constraint=None):
-    if _has_variable_scopes():
-        return _vs.get_variable(name, shape=shape, dtype=dtype, initializer=initializer, trainable=trainable,
-                                regularizer=regularizer, constraint=constraint)
-    if regularizer is not None:
-        raise NotImplementedError("regularizers need tf.get_variable (ops/variable_scope.py)")
-    return state_ops.Variable(lambda: _call_initializer(initializer, shape, dtype), name=name, trainable=trainable,
-                              dtype=dtype, constraint=constraint)
+    """A layer variable through tf.get_variable (default kernel init: glorot_uniform, bias: zeros)."""
+    return _vs.get_variable(name, shape=shape, dtype=dtype, initializer=initializer, trainable=trainable,
+                            regularizer=regularizer, constraint=constraint)
 
 
 def _activity_regularize(out, activity_regularizer):
@@ -122,11 +68,11 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
         raise ValueError("The last dimension of the inputs to `Dense` should be defined. Found `None`.")
     units = int(units)
     with _layer_scope(name, "dense", reuse):
-        kernel = _weight("kernel", [in_dim, units], x.dtype, kernel_initializer or _default_kernel_initializer(),
+        kernel = _weight("kernel", [in_dim, units], x.dtype, kernel_initializer or init_ops.glorot_uniform_initializer(),
                          trainable, kernel_regularizer, kernel_constraint)
         out = math_ops.matmul(x, kernel) if x.shape.ndims == 2 else _tensordot_last(x, kernel, units)
         if use_bias:
-            bias = _weight("bias", [units], x.dtype, bias_initializer or _zeros, trainable, bias_regularizer,
+            bias = _weight("bias", [units], x.dtype, bias_initializer or init_ops.zeros_initializer(), trainable, bias_regularizer,
                            bias_constraint)
             out = nn_impl.bias_add(out, bias)
         return _activity_regularize(_activate(out, activation), activity_regularizer)
@@ -188,12 +134,12 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_f
     strides, dilations = _pair(strides, "strides"), _pair(dilation_rate, "dilation_rate")
     with _layer_scope(name, "conv2d", reuse):
         kernel = _weight("kernel", [kh, kw, in_ch, int(filters)], x.dtype,
-                         kernel_initializer or _default_kernel_initializer(), trainable, kernel_regularizer,
+                         kernel_initializer or init_ops.glorot_uniform_initializer(), trainable, kernel_regularizer,
                          kernel_constraint)
         out = conv_ops.conv2d(x, kernel, strides=list(strides), padding=_tf_padding(padding), data_format=fmt,
                               dilations=list(dilations))
         if use_bias:
-            bias = _weight("bias", [int(filters)], x.dtype, bias_initializer or _zeros, trainable, bias_regularizer,
+            bias = _weight("bias", [int(filters)], x.dtype, bias_initializer or init_ops.zeros_initializer(), trainable, bias_regularizer,
                            bias_constraint)
             out = nn_impl.bias_add(out, bias, data_format=fmt)
         return _activity_regularize(_activate(out, activation), activity_regularizer)

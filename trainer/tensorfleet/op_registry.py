@@ -7,7 +7,10 @@ Op modules under `ops/` fill it; `@register_gradient` sits right beside the op.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
+
+if TYPE_CHECKING:
+    from .graph import Operation
 
 ShapeFn = Callable[["Operation"], list]  # -> [(DType, TensorShape), ...]
 GradFn = Callable[..., list]  # (op, *output_grads) -> [input grad or None, ...]

@@ -14,7 +14,7 @@ session's `ResourceStore`, so two sessions on one graph have independent variabl
 from __future__ import annotations
 
 import threading
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 

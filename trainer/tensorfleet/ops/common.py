@@ -10,7 +10,6 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .. import dtypes as _dtypes
 from .. import graph as _graph_mod
 from ..graph import Operation, Tensor, convert_to_tensor, get_default_graph
 from ..op_registry import NotDifferentiable, register_gradient, register_op  # noqa: F401  (re-export)

@@ -16,7 +16,6 @@ from .. import dtypes as _dtypes
 from ..graph import (GraphKeys, Operation, Tensor, convert_to_tensor, get_default_graph,
                      register_tensor_conversion_function)
 from ..tensor_shape import TensorShape, as_shape
-from . import math_ops
 from .common import NotDifferentiable, make_tensor, register_op
 from .control_flow_ops import group
 
@@ -95,7 +94,6 @@ class Variable:
         self._trainable = trainable
         self._constraint = constraint
         with g.name_scope(name or "Variable") as scope:
-            var_name = scope[:-1]
             if callable(initial_value):
                 with g.name_scope("Initializer"), g.colocate_with(None, ignore_existing=True), g.device(None):
                     initial_value = initial_value()
