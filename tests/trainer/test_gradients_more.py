@@ -1,0 +1,169 @@
+"""Gradient coverage gaps: central finite differences (float64) for the ops the per-module tests reach only
+as forward plumbing -- the internal gradient ops' own gradients (second order, through `vjp`), AddN, Cast,
+Identity/PlaceholderWithDefault, ReshapeLike, the nn-private flatten ops and seeded Dropout.
+
+`tests/trainer/test_op_coverage.py` lists which test checks each op type; keep the two in step.
+"""
+import numpy as np
+import pytest
+
+import tensorfleet as tf
+from gradcheck import check_gradients, numeric_grad
+
+RNG = np.random.default_rng(7)
+
+
+def vjp(f, n_primals=1):
+    """build(*primals, g) = d/d primals[0] of sum(f(*primals) * g): the gradient graph of f as a function.
+
+    Checking it by finite differences checks the gradients of the ops *in* f's gradient graph
+    (ConcatGrad, TileGrad, ReluGrad, ...) with respect to both the cotangent g and the primal.
+    """
+
+    def build(*args):
+        primals, g = args[:n_primals], args[n_primals]
+        return tf.gradients(f(*primals), [primals[0]], grad_ys=g)[0]
+
+    return build
+
+
+def _gops(build, inputs):
+    """Op types in the graph `build` makes from float64 placeholders of `inputs`' shapes."""
+    g = tf.Graph()
+    with g.as_default():
+        build(*[tf.placeholder(tf.float64, np.shape(v)) for v in inputs])
+    return {op.type for op in g.get_operations()}
+
+
+def _check_vjp(f, primals, out_shape, expect_op, **kw):
+    build = vjp(f, len(primals))
+    inputs = list(primals) + [RNG.standard_normal(out_shape)]
+    assert expect_op in _gops(build, inputs), f"{expect_op} is not in the gradient graph"
+    check_gradients(build, inputs, **kw)
+
+
+# -- first-order gaps ---------------------------------------------------------
+def test_add_n_gradient():
+    xs = [RNG.standard_normal((2, 3)) for _ in range(3)]
+    assert "AddN" in _gops(lambda a, b, c: tf.add_n([a, b, c]), xs)
+    check_gradients(lambda a, b, c: tf.add_n([a, a * b, c]), xs)
+
+
+def test_cast_gradient_float64_to_float32_and_back():
+    x = RNG.standard_normal((3, 2))
+    check_gradients(lambda t: tf.cast(tf.square(tf.cast(t, tf.float32)), tf.float64), [x], rtol=2e-3, atol=2e-4,
+                    eps=1e-3)
+
+
+def test_identity_and_placeholder_with_default_gradients():
+    x = RNG.standard_normal((2, 3))
+    check_gradients(lambda t: tf.identity(t) * tf.placeholder_with_default(t, [2, 3]), [x])
+    check_gradients(lambda t: tf.reshape(tf.sin(tf.placeholder_with_default(t, [None, 3])), [2, 3]), [x])
+
+
+def test_reshape_like_gradient_on_a_partially_known_shape():
+    x = RNG.standard_normal((2, 6))
+
+    def f(t):
+        u = tf.placeholder_with_default(t, [None, 6])
+        r = tf.reshape(u, [-1, 3, 2])  # its gradient reshapes back to u's runtime shape: ReshapeLike
+        return tf.reshape(r * r, [2, 6])
+
+    assert "ReshapeLike" in _gops(lambda t: tf.gradients(f(t), t)[0], [x])
+    check_gradients(f, [x])
+    # second order: ReshapeLike's own gradient (the vjp's output has u's partial shape: pin it)
+    build = lambda t, g: tf.reshape(vjp(lambda v: tf.reshape(tf.placeholder_with_default(v, [None, 6]),  # noqa: E731
+                                                             [-1, 3, 2]))(t, g), [2, 6])
+    inputs = [x, RNG.standard_normal((2, 3, 2))]
+    assert "ReshapeLike" in _gops(build, inputs)
+    check_gradients(build, inputs)
+
+
+def test_layers_flatten_gradient_nn_flatten_and_reshape_like():
+    x = RNG.standard_normal((2, 3, 2, 2))
+    check_gradients(lambda t: tf.layers.flatten(t) ** 2, [x])
+    _check_vjp(lambda t: tf.layers.flatten(t) * 1.0, [x], (2, 12), "NnReshapeLike")
+
+
+def test_dropout_gradient_by_finite_differences_with_a_fixed_seed():
+    """Each run draws a fresh mask, so the oracle re-creates the session: a fresh session's first draw
+    under a graph seed + op seed is the same mask every time (TF1's seed rule)."""
+    x0 = RNG.standard_normal((3, 4))
+    w = RNG.standard_normal((3, 4))
+    g = tf.Graph()
+    with g.as_default():
+        tf.set_random_seed(3)
+        x = tf.placeholder(tf.float64, (3, 4))
+        y = tf.nn.dropout(x * x, keep_prob=0.6, seed=5)
+        loss = tf.reduce_sum(y * w)
+        (dx,) = tf.gradients(loss, [x])
+
+    def first_run(fetch, xv):
+        with tf.Session(graph=g) as sess:
+            return sess.run(fetch, {x: xv})
+
+    yv, analytic = first_run([y, dx], x0)
+    kept = yv != 0
+    assert 0 < kept.sum() < kept.size
+    numeric = numeric_grad(lambda xv: float(first_run(loss, xv)), x0)
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(analytic, np.where(kept, 2 * x0 * w / 0.6, 0), rtol=1e-12)
+
+
+# -- the internal gradient ops' own gradients (second order) -------------------
+def test_concat_grad_gradient():
+    a, b = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 2))
+    _check_vjp(lambda x, y: tf.concat([y, x, y], axis=1), [a, b], (2, 7), "ConcatGrad")
+
+
+def test_gather_grad_gradient_with_repeated_indices():
+    x = RNG.standard_normal((4, 3))
+    _check_vjp(lambda t: tf.gather(t, [3, 0, 3, 1], axis=0), [x], (4, 3), "GatherGrad")
+
+
+def test_mean_grad_and_reduction_grad_gradients():
+    x = RNG.standard_normal((3, 4, 2))
+    _check_vjp(lambda t: tf.reduce_mean(t, axis=[0, 2]), [x], (4,), "MeanGrad")
+    _check_vjp(lambda t: tf.reduce_mean(t, axis=1, keepdims=True), [x], (3, 1, 2), "MeanGrad")
+    _check_vjp(lambda t: tf.reduce_sum(t, axis=[1]), [x], (3, 2), "ReductionGrad")
+
+
+def test_sum_to_shape_of_and_broadcast_like_gradients():
+    x, b = RNG.standard_normal((3, 4)), RNG.standard_normal((4,))
+    # d(x + b)/db sums the cotangent over the broadcast axis: SumToShapeOf
+    build = lambda t, c, g: tf.gradients(t + c, [c], grad_ys=g)[0]  # noqa: E731
+    inputs = [x, b, RNG.standard_normal((3, 4))]
+    assert "SumToShapeOf" in _gops(build, inputs)
+    check_gradients(build, inputs)
+    # d(sum(x))/dx broadcasts the scalar cotangent back: BroadcastLike / ReductionGrad
+    _check_vjp(lambda t: tf.reduce_sum(t), [x], (), "ReductionGrad")
+
+
+def test_tile_grad_gradient():
+    x = RNG.standard_normal((2, 3))
+    _check_vjp(lambda t: tf.tile(t, [2, 3]), [x], (4, 9), "TileGrad")
+
+
+def test_strided_slice_grad_gradient():
+    x = RNG.standard_normal((4, 5))
+    _check_vjp(lambda t: t[1:4:2, ::-2], [x], (2, 3), "StridedSliceGrad")
+
+
+def test_avg_pool_grad_gradient():
+    x = RNG.standard_normal((1, 5, 4, 2))
+    _check_vjp(lambda t: tf.nn.avg_pool(t, [1, 2, 2, 1], [1, 2, 1, 1], "SAME"), [x], (1, 3, 4, 2), "AvgPoolGrad")
+
+
+def test_bias_add_grad_gradient():
+    x, b = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((3,))
+    build = lambda t, c, g: tf.gradients(tf.nn.bias_add(t, c, data_format="NCW"), [c], grad_ys=g)[0]  # noqa: E731
+    inputs = [x, b, RNG.standard_normal((2, 3, 4))]
+    assert "BiasAddGrad" in _gops(build, inputs)
+    check_gradients(build, inputs)
+
+
+def test_conv2d_backprop_ops_second_order():
+    x, f = RNG.standard_normal((1, 4, 4, 2)), RNG.standard_normal((3, 3, 2, 2))
+    conv = lambda t, k: tf.nn.conv2d(t, k, [1, 1, 1, 1], "SAME")  # noqa: E731
+    _check_vjp(conv, [x, f], (1, 4, 4, 2), "Conv2DBackpropInput")
+    _check_vjp(lambda k, t: conv(t, k), [f, x], (1, 4, 4, 2), "Conv2DBackpropFilter")
