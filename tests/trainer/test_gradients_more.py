@@ -167,3 +167,17 @@ def test_conv2d_backprop_ops_second_order():
     conv = lambda t, k: tf.nn.conv2d(t, k, [1, 1, 1, 1], "SAME")  # noqa: E731
     _check_vjp(conv, [x, f], (1, 4, 4, 2), "Conv2DBackpropInput")
     _check_vjp(lambda k, t: conv(t, k), [f, x], (1, 4, 4, 2), "Conv2DBackpropFilter")
+
+
+# -- MirrorPad (tf.pad REFLECT / SYMMETRIC) -------------------------------------
+@pytest.mark.parametrize("mode,pads", [("REFLECT", [[1, 2], [0, 3]]), ("SYMMETRIC", [[3, 1], [2, 4]]),
+                                       ("REFLECT", [[2, 0], [3, 3]])])
+def test_mirror_pad_forward_and_gradient(mode, pads):
+    x = RNG.standard_normal((3, 4))
+    with tf.Session() as sess:
+        out = sess.run(tf.pad(tf.constant(x.astype(np.float32)), pads, mode))
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, np.pad(x, pads, mode.lower()).astype(np.float32))
+    check_gradients(lambda t: tf.pad(t, pads, mode), [x])
+    out_shape = tuple(d + a + b for d, (a, b) in zip(x.shape, pads))
+    _check_vjp(lambda t: tf.pad(t, pads, mode), [x], out_shape, "MirrorPadGrad")

@@ -168,6 +168,28 @@ def mirror_pad(ctx, x):
     return ctx.xp.pad(x, ctx.attrs["paddings"], mode=ctx.attrs["mode"])
 
 
+@register_kernel("MirrorPadGrad")
+def mirror_pad_grad(ctx, grad, like):
+    """Adjoint of MirrorPad: each padded border is flipped and added onto the elements it mirrors."""
+    off = 1 if ctx.attrs["mode"] == "reflect" else 0  # REFLECT skips the edge element, SYMMETRIC repeats it
+    out = grad
+    for axis, (a, b) in enumerate(ctx.attrs["paddings"]):
+        if not a and not b:
+            continue
+        d = like.shape[axis]
+
+        def sl(lo, hi, axis=axis):
+            return (slice(None),) * axis + (slice(lo, hi),)
+
+        core = out[sl(a, a + d)].copy()
+        if a:
+            core[sl(off, off + a)] += ctx.xp.flip(out[sl(0, a)], axis=axis)
+        if b:
+            core[sl(d - off - b, d - off)] += ctx.xp.flip(out[sl(a + d, a + d + b)], axis=axis)
+        out = core
+    return out
+
+
 @register_kernel("OneHot")
 def one_hot(ctx, indices):
     a = ctx.attrs

@@ -296,13 +296,25 @@ def _pad_shape(op):
 
 
 register_op("Pad", _pad_shape)
-register_op("MirrorPad", _pad_shape)  # no gradient: REFLECT/SYMMETRIC padding is forward-only here
+register_op("MirrorPad", _pad_shape)
+# MirrorPadGrad(grad, like): folds the mirrored borders of `grad` back onto `like`'s shape (TF's MirrorPadGrad)
+register_op("MirrorPadGrad", lambda op: [(op.inputs[0].dtype, op.inputs[1].shape)])
 
 
 @register_gradient("Pad")
 def _pad_grad(op, grad):
     key = tuple(_py_slice(a, -b if b else None, None) for a, b in op.get_attr("paddings"))
     return [make_tensor("StridedSlice", [grad], {"key": key}, name="Slice")]
+
+
+@register_gradient("MirrorPad")
+def _mirror_pad_grad(op, grad):
+    return [make_tensor("MirrorPadGrad", [grad, op.inputs[0]], dict(op.attrs), name="MirrorPadGrad")]
+
+
+@register_gradient("MirrorPadGrad")
+def _mirror_pad_grad_grad(op, grad):
+    return [make_tensor("MirrorPad", [grad], dict(op.attrs), name="MirrorPad"), None]
 
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
