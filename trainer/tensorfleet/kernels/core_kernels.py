@@ -192,6 +192,13 @@ def sum_to_shape_of(ctx, grad, like_shape):
     if cached is None or cached[0] != key:
         cached = ctx.attrs["_axes"] = (key, _sum_axes(grad.shape, shape))
     axes = cached[1]
+    if axes == (0,) and grad.ndim == 2 and grad.dtype.kind == "f":
+        # The bias gradient of a dense layer: a BLAS gemv with a ones vector is 2-4x faster than
+        # numpy's reduction over the leading axis of a (batch, units) array.
+        ones = ctx.attrs.get("_ones")
+        if ones is None or ones.shape[0] != grad.shape[0] or ones.dtype != grad.dtype:
+            ones = ctx.attrs["_ones"] = ctx.xp.ones(grad.shape[0], grad.dtype)
+        return (ones @ grad).reshape(shape)
     out = fast_sum(ctx.xp)(grad, axis=axes, keepdims=True) if axes else grad
     return out.reshape(shape).astype(grad.dtype, copy=False)
 

@@ -138,10 +138,16 @@ def softmax_xent(ctx, logits, labels):
         raise errors.InvalidArgumentError(
             None, ctx.op, f"logits and labels must be broadcastable: logits_size={list(logits.shape)} "
                           f"labels_size={list(labels.shape)}\n\t [[node {ctx.op.name}]]")
-    logp = _log_softmax(xp, logits, axis)
-    loss = -(labels * logp).sum(axis=axis)
-    backprop = xp.exp(logp) - labels
-    return _cast(xp.asarray(loss), logits), _cast(backprop, logits)
+    # One exp: z = logits - max, e = exp(z), s = sum(e); loss = sum(labels * (log s - z)), backprop = e/s - labels.
+    z = logits - logits.max(axis=axis, keepdims=True)
+    e = xp.exp(z)
+    s = e.sum(axis=axis, keepdims=True)
+    z -= xp.log(s)  # z is now log_softmax (z is ours: computed above)
+    loss = (labels * z).sum(axis=axis)
+    xp.negative(loss, out=loss)
+    e /= s
+    e -= labels
+    return _cast(xp.asarray(loss), logits), _cast(e, logits)
 
 
 @register_kernel("XentScaleAlongAxis")
