@@ -5,7 +5,7 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install bench clean
+.PHONY: demo test install bench bench-operator clean
 
 $(STAMP): pyproject.toml
 	test -x $(VPY) || $(PY) -m venv $(VENV)
@@ -27,6 +27,9 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(VPY) -m pip install -q -e '.[bench]'
 	OPENBLAS_NUM_THREADS=1 $(VPY) bench/step_overhead.py
+
+bench-operator: $(STAMP)
+	$(VPY) bench/operator_scale.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
