@@ -181,3 +181,65 @@ def test_mirror_pad_forward_and_gradient(mode, pads):
     check_gradients(lambda t: tf.pad(t, pads, mode), [x])
     out_shape = tuple(d + a + b for d, (a, b) in zip(x.shape, pads))
     _check_vjp(lambda t: tf.pad(t, pads, mode), [x], out_shape, "MirrorPadGrad")
+
+
+# -- second derivatives through tf.nn (the *Grad ops' gradients) ---------------
+_X = RNG.standard_normal((3, 4)) * 2
+_X = np.where(np.abs(_X) < 0.2, 0.7, _X)  # away from the kinks at 0
+_X[0, :2] = [6.6, 5.4]  # both sides of relu6's kink at 6
+
+ACTIVATION_GRAD_OPS = [
+    (tf.nn.relu, "ReluGrad"), (tf.nn.relu6, "Relu6Grad"), (tf.nn.elu, "EluGrad"),
+    (lambda t: tf.nn.leaky_relu(t, alpha=0.3), "LeakyReluGrad"), (tf.nn.sigmoid, "SigmoidGrad"),
+    (tf.nn.tanh, "TanhGrad"), (tf.nn.softplus, "SoftplusGrad"),
+]
+
+
+@pytest.mark.parametrize("fn,grad_op", ACTIVATION_GRAD_OPS, ids=[a[1] for a in ACTIVATION_GRAD_OPS])
+def test_activation_second_derivatives(fn, grad_op):
+    _check_vjp(fn, [_X], _X.shape, grad_op)
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_softmax_and_log_softmax_second_derivatives(axis):
+    _check_vjp(lambda t: tf.nn.softmax(t, axis=axis), [_X], _X.shape, "SoftmaxGrad")
+    _check_vjp(lambda t: tf.nn.log_softmax(t, axis=axis), [_X], _X.shape, "LogSoftmaxGrad")
+
+
+def test_hessian_of_mlp_loss_through_tanh_and_softmax_xent():
+    """tf.gradients of tf.gradients: the Hessian-vector product of a small MLP's loss."""
+    w = RNG.standard_normal((4, 3)) * 0.5
+    x_value, labels_value = RNG.standard_normal((5, 4)), np.eye(3)[[0, 2, 1, 1, 0]]
+
+    def grad_of_loss(wt):
+        x, labels = tf.constant(x_value), tf.constant(labels_value)
+        loss = tf.reduce_sum(tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels,
+                                                                        logits=tf.matmul(tf.tanh(tf.matmul(x, wt)),
+                                                                                         tf.constant(np.eye(3) + 0.5))))
+        return tf.gradients(loss, wt)[0]
+
+    check_gradients(grad_of_loss, [w])
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_softmax_xent_second_derivatives_wrt_logits_and_labels(axis):
+    logits = RNG.standard_normal((3, 4))
+    labels = RNG.dirichlet(np.ones(4 if axis == -1 else 3), size=4 if axis == 0 else 3)
+    labels = labels.T if axis == 0 else labels
+    loss_shape = (3,) if axis == -1 else (4,)
+    xent = lambda lg, lb: tf.nn.softmax_cross_entropy_with_logits_v2(labels=lb, logits=lg, axis=axis)  # noqa: E731
+    _check_vjp(xent, [logits, labels], loss_shape, "XentScaleAlongAxis")
+    _check_vjp(lambda lb, lg: xent(lg, lb), [labels, logits], loss_shape, "XentLabelsGrad")
+
+
+def test_sparse_softmax_xent_second_derivative():
+    logits = RNG.standard_normal((4, 5))
+    xent = lambda lg: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[0, 4, 2, 2], logits=lg)  # noqa: E731
+    _check_vjp(xent, [logits], (4,), "XentScaleAlongAxis")
+
+
+def test_sigmoid_xent_second_derivatives_wrt_logits_and_labels():
+    logits, labels = RNG.standard_normal((3, 4)), RNG.uniform(0, 1, (3, 4))
+    xent = lambda lg, lb: tf.nn.sigmoid_cross_entropy_with_logits(labels=lb, logits=lg)  # noqa: E731
+    _check_vjp(xent, [logits, labels], (3, 4), "SigmoidCrossEntropyWithLogitsGrad")
+    _check_vjp(lambda lb, lg: xent(lg, lb), [labels, logits], (3, 4), "SigmoidCrossEntropyWithLogitsGrad")

@@ -12,6 +12,8 @@ __all__ = ["relu", "relu6", "elu", "leaky_relu", "sigmoid", "tanh", "softplus", 
            "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
            "sparse_softmax_cross_entropy_with_logits", "sigmoid_cross_entropy_with_logits"]
 
+import numpy as np
+
 from .. import dtypes as _dtypes
 from ..graph import name_scope
 from .common import (TensorShape, convert_to_tensor, make_op, make_tensor, register_gradient, register_op,
@@ -113,6 +115,66 @@ def _leaky_relu_grad(op, grad):
                         name="LeakyReluGrad")]
 
 
+# -- second order: the activation gradient ops' own gradients (TF's *GradGrad rules) --
+# Each *Grad op is linear in its incoming gradient, so that input's gradient is the same op
+# applied to the new cotangent; the other input gets d/d(other) (None where it is zero a.e.).
+def _m():
+    from . import math_ops  # second order only: tf.nn's first-order path stays self-contained
+    return math_ops
+
+
+@register_gradient("ReluGrad")
+def _relu_grad_grad(op, g):
+    return [make_tensor("ReluGrad", [g, op.inputs[1]], name="ReluGrad"), None]
+
+
+@register_gradient("Relu6Grad")
+def _relu6_grad_grad(op, g):
+    return [make_tensor("Relu6Grad", [g, op.inputs[1]], name="Relu6Grad"), None]
+
+
+@register_gradient("LeakyReluGrad")
+def _leaky_relu_grad_grad(op, g):
+    return [make_tensor("LeakyReluGrad", [g, op.inputs[1]], {"alpha": op.get_attr("alpha")},
+                        name="LeakyReluGrad"), None]
+
+
+@register_gradient("EluGrad")
+def _elu_grad_grad(op, g):
+    # EluGrad(grad, y) = grad * (y + 1) where y <= 0, else grad
+    m = _m()
+    grad, y = op.inputs
+    negative = m.cast(m.less_equal(y, 0.0), y.dtype)
+    return [make_tensor("EluGrad", [g, y], name="EluGrad"), m.multiply(m.multiply(g, grad), negative)]
+
+
+@register_gradient("SigmoidGrad")
+def _sigmoid_grad_grad(op, g):
+    # SigmoidGrad(y, dy) = dy * y * (1 - y)
+    m = _m()
+    y, dy = op.inputs
+    return [m.multiply(m.multiply(g, dy), m.subtract(1.0, m.multiply(2.0, y))),
+            make_tensor("SigmoidGrad", [y, g], name="SigmoidGrad")]
+
+
+@register_gradient("TanhGrad")
+def _tanh_grad_grad(op, g):
+    # TanhGrad(y, dy) = dy * (1 - y^2)
+    m = _m()
+    y, dy = op.inputs
+    return [m.multiply(m.multiply(-2.0, g), m.multiply(dy, y)), make_tensor("TanhGrad", [y, g], name="TanhGrad")]
+
+
+@register_gradient("SoftplusGrad")
+def _softplus_grad_grad(op, g):
+    # SoftplusGrad(grad, x) = grad * sigmoid(x)
+    m = _m()
+    grad, x = op.inputs
+    sig = make_tensor("Sigmoid", [x], name="Sigmoid")
+    return [make_tensor("SoftplusGrad", [g, x], name="SoftplusGrad"),
+            make_tensor("SigmoidGrad", [sig, m.multiply(g, grad)], name="SigmoidGrad")]
+
+
 # -- softmax / log_softmax ----------------------------------------------------
 def _axis_of(x, axis, op_name: str) -> int:
     """Normalises a static axis to a non-negative int (TF's InvalidArgument for out-of-range axes)."""
@@ -167,7 +229,43 @@ def _log_softmax_grad(op, grad):
                         name="LogSoftmaxGrad")]
 
 
+@register_gradient("SoftmaxGrad")
+def _softmax_grad_grad(op, g):
+    # SoftmaxGrad(grad, y) = (grad - s) * y, s = sum(grad * y): self-adjoint in grad;
+    # d/dy = g * (grad - s) - grad * sum(g * y)
+    m = _m()
+    grad, y = op.inputs
+    axis = op.get_attr("axis")
+    s = m.reduce_sum(m.multiply(grad, y), axis=axis, keepdims=True)
+    gy = m.reduce_sum(m.multiply(g, y), axis=axis, keepdims=True)
+    return [make_tensor("SoftmaxGrad", [g, y], {"axis": axis}, name="SoftmaxGrad"),
+            m.subtract(m.multiply(g, m.subtract(grad, s)), m.multiply(grad, gy))]
+
+
+@register_gradient("LogSoftmaxGrad")
+def _log_softmax_grad_grad(op, g):
+    # LogSoftmaxGrad(grad, y) = grad - exp(y) * sum(grad)
+    m = _m()
+    grad, y = op.inputs
+    axis = op.get_attr("axis")
+    p = m.exp(y)
+    return [m.subtract(g, m.reduce_sum(m.multiply(g, p), axis=axis, keepdims=True)),
+            m.negative(m.multiply(m.multiply(g, p), m.reduce_sum(grad, axis=axis, keepdims=True)))]
+
+
 # -- softmax cross entropy ----------------------------------------------------
+def _is_zero(t) -> bool:
+    """True for autodiff's stand-in gradient of an unused output (a broadcast constant 0)."""
+    from .common import static_value
+    if t.op.type == "Const":
+        v = static_value(t)
+    elif t.op.type == "BroadcastLike":
+        v = static_value(t.op.inputs[0])
+    else:
+        return False
+    return v is not None and not np.any(v)
+
+
 def _xent_shape(op):
     logits, labels = op.inputs
     axis = op.get_attr("axis")
@@ -224,7 +322,35 @@ def _xent_grad(op, grad_loss, grad_backprop):
     logits, labels = op.inputs
     g_logits = make_tensor("XentScaleAlongAxis", [grad_loss, op.outputs[1]], {"axis": axis}, name="XentGrad")
     g_labels = make_tensor("XentLabelsGrad", [grad_loss, logits], {"axis": axis}, name="XentLabelsGrad")
+    if not _is_zero(grad_backprop):
+        # the backprop output (softmax(logits) - labels) is used, e.g. by a second derivative
+        m = _m()
+        sm = make_tensor("Softmax", [logits], {"axis": axis}, name="Softmax")
+        g_logits = m.add(g_logits, make_tensor("SoftmaxGrad", [grad_backprop, sm], {"axis": axis},
+                                               name="SoftmaxGrad"))
+        g_labels = m.subtract(g_labels, grad_backprop)
     return [g_logits, g_labels]
+
+
+@register_gradient("XentScaleAlongAxis")
+def _xent_scale_grad(op, g):
+    # XentScaleAlongAxis(grad_loss, like) = expand_dims(grad_loss, axis) * like
+    grad_loss, like = op.inputs
+    axis = op.get_attr("axis")
+    return [_m().reduce_sum(_m().multiply(g, like), axis=axis),
+            make_tensor("XentScaleAlongAxis", [grad_loss, g], {"axis": axis}, name="XentGrad")]
+
+
+@register_gradient("XentLabelsGrad")
+def _xent_labels_grad_grad(op, g):
+    # XentLabelsGrad(grad_loss, logits) = -expand_dims(grad_loss, axis) * log_softmax(logits)
+    m = _m()
+    grad_loss, logits = op.inputs
+    axis = op.get_attr("axis")
+    logp = make_tensor("LogSoftmax", [logits], {"axis": axis}, name="LogSoftmax")
+    scaled = m.negative(make_tensor("XentScaleAlongAxis", [grad_loss, g], {"axis": axis}, name="XentGrad"))
+    return [m.negative(m.reduce_sum(m.multiply(g, logp), axis=axis)),
+            make_tensor("LogSoftmaxGrad", [scaled, logp], {"axis": axis}, name="LogSoftmaxGrad")]
 
 
 # -- sparse softmax cross entropy ---------------------------------------------
@@ -270,6 +396,9 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
 @register_gradient("SparseSoftmaxCrossEntropyWithLogits")
 def _sparse_xent_grad(op, grad_loss, grad_backprop):
     g = make_tensor("XentScaleAlongAxis", [grad_loss, op.outputs[1]], {"axis": -1}, name="SparseXentGrad")
+    if not _is_zero(grad_backprop):  # backprop = softmax(logits) - onehot(labels), e.g. a second derivative
+        sm = make_tensor("Softmax", [op.inputs[0]], {"axis": -1}, name="Softmax")
+        g = _m().add(g, make_tensor("SoftmaxGrad", [grad_backprop, sm], {"axis": -1}, name="SoftmaxGrad"))
     return [g, None]
 
 
@@ -302,3 +431,15 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
 def _sigmoid_xent_grad(op, grad):
     g = make_op("SigmoidCrossEntropyWithLogitsGrad", [grad, op.inputs[0], op.inputs[1]], name="SigmoidXentGrad")
     return list(g.outputs)
+
+
+@register_gradient("SigmoidCrossEntropyWithLogitsGrad")
+def _sigmoid_xent_grad_grad(op, g_x, g_z):
+    # outputs: (grad * (sigmoid(x) - z), -grad * x)
+    m = _m()
+    grad, x, z = op.inputs
+    sig = make_tensor("Sigmoid", [x], name="Sigmoid")
+    d_grad = m.subtract(m.multiply(g_x, m.subtract(sig, z)), m.multiply(g_z, x))
+    d_x = m.subtract(make_tensor("SigmoidGrad", [sig, m.multiply(g_x, grad)], name="SigmoidGrad"),
+                     m.multiply(g_z, grad))
+    return [d_grad, d_x, m.negative(m.multiply(g_x, grad))]
