@@ -243,6 +243,11 @@ def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[d
     if isinstance(run_policy, dict) and run_policy.get('managedBy') not in (None, *MANAGED_BY):
         plan.status = copy.deepcopy(body.get('status') or {})
         return plan      # another controller (e.g. MultiKueue) owns this job
+    if (body.get('metadata') or {}).get('deletionTimestamp'):
+        # Being deleted (foreground or orphan cascade): the garbage collector is removing the
+        # children; recreating them would fight it (Kubeflow skips such jobs too).
+        plan.status = copy.deepcopy(body.get('status') or {})
+        return plan
     uid = (body.get('metadata') or {}).get('uid') or ''
     obs = _observe(uid, pods, services)
     try:

@@ -212,3 +212,20 @@ async def test_kubeflow_manifest_runs_unchanged_under_the_kubeflow_group(cluster
     await cluster.wait_for(lambda: cluster.conditions('tfjob-simple').get('Created') == 'True')
     body = await asyncio.to_thread(lambda: urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz').read())
     assert b'"jobs": 1' in body or b'"jobs":1' in body
+
+
+async def test_foreground_deletion_is_not_fought(cluster):
+    """kubectl delete --cascade=foreground: the job keeps a deletionTimestamp while the GC deletes
+    its children; the operator must not recreate them."""
+    await cluster.start()
+    body = tfjob('fg', ps=1, worker=1)
+    body['metadata']['finalizers'] = ['foregroundDeletion']
+    await cluster.create_job(body)
+    await cluster.wait_for(lambda: len(cluster.pods('fg')) == 2)
+    await cluster.call('DELETE', cluster.jobs_path('fg'))
+    await cluster.wait_for(lambda: (cluster.job('fg') or {}).get('metadata', {}).get('deletionTimestamp'))
+    for name in ('fg-ps-0', 'fg-worker-0'):      # play the garbage collector
+        await cluster.delete('pods', name)
+    await asyncio.sleep(0.3)
+    assert cluster.pods('fg') == {}
+    assert cluster.events('TFJobRestarting') == [] and cluster.status('fg').get('restarts') == 0

@@ -4,6 +4,7 @@ Expected outcomes follow Kubeflow's documented semantics (success: chief, else
 worker 0 or all workers; failure by restart policy; ExitCode 1-127 permanent,
 128+ retryable) plus Tensorfleet's enforced backoffLimit and deadline.
 """
+import copy
 import datetime
 
 import pytest
@@ -430,3 +431,18 @@ def test_template_restart_policy_is_overridden_with_one_warning():
     assert 'spec.tfReplicaSpecs.Worker.template.spec.restartPolicy' in plan.events[0].message
     assert plan.create_pods[0]['spec']['restartPolicy'] == 'OnFailure'
     assert step(body).events == []
+
+
+def test_job_being_deleted_is_left_to_the_garbage_collector():
+    """Foreground deletion: the GC deletes the children first; the operator must not recreate them."""
+    body = tfjob('j', ps=1, worker=2)
+    step(body)
+    step(body, running('j', ('ps', 0), ('worker', 0), ('worker', 1)))
+    before = copy.deepcopy(body['status'])
+    body['metadata']['deletionTimestamp'] = '2026-01-01T00:05:00Z'
+    body['metadata']['finalizers'] = ['foregroundDeletion']
+    plan = step(body, running('j', ('ps', 0)), services=[], now=LATER)   # workers already collected
+    assert body['status'] == before
+    assert plan.create_pods == [] and plan.create_services == [] and plan.delete_pods == []
+    assert plan.events == [] and plan.transitions == [] and not plan.ensure_secret
+    assert plan.requeue_after is None
