@@ -153,6 +153,20 @@ def _invalid(plan: Plan, body: dict[str, Any], err: InvalidSpec, obs: _Observed,
              gang: bool) -> Plan:
     status = plan.status
     digest = spec_hash(body.get('spec'))
+    if is_finished(status.get('conditions') or []) and status.get('reason') != TerminalReason.INVALID_SPEC.value:
+        # The job ended before its spec was broken: it stays as it ended (no second terminal
+        # condition, its finished pods kept); only the TTL, if still readable, still applies.
+        spec = body.get('spec')
+        run_policy = spec.get('runPolicy') if isinstance(spec, dict) else None
+        ttl = run_policy.get('ttlSecondsAfterFinished') if isinstance(run_policy, dict) else None
+        done = parse_timestamp(status.get('completionTime'))
+        if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0 and done is not None:
+            left = (done + datetime.timedelta(seconds=ttl) - now).total_seconds()
+            if left <= 0:
+                plan.delete_job = True
+            else:
+                plan.requeue(left)
+        return plan
     if status.get('reason') == TerminalReason.INVALID_SPEC.value and status.get('observedSpecHash') == digest:
         _finished(plan, None, obs, now, gang)      # already reported; not retried until the spec changes
         return plan

@@ -446,3 +446,18 @@ def test_job_being_deleted_is_left_to_the_garbage_collector():
     assert plan.create_pods == [] and plan.create_services == [] and plan.delete_pods == []
     assert plan.events == [] and plan.transitions == [] and not plan.ensure_secret
     assert plan.requeue_after is None
+
+
+def test_finished_job_whose_spec_is_broken_afterwards_stays_as_it_ended():
+    body = tfjob('j', ps=1, worker=1, run_policy={'cleanPodPolicy': 'None', 'ttlSecondsAfterFinished': 100})
+    step(body)
+    finished = [pod('j', 'ps', 0), pod('j', 'worker', 0, 'Succeeded', exit_code=0)]
+    step(body, finished)
+    before = copy.deepcopy(body['status'])
+    assert before['reason'] == 'Succeeded'
+    del body['spec']['tfReplicaSpecs']['Worker']['template']['spec']['containers'][0]['image']
+    plan = step(body, finished, now=LATER)
+    assert body['status'] == before       # not Failed/InvalidSpec on top of Succeeded
+    assert plan.delete_pods == [] and plan.delete_services == [] and plan.events == [] and plan.transitions == []
+    assert plan.requeue_after == 70 and not plan.delete_job        # TTL still honoured
+    assert step(body, finished, now=NOW + datetime.timedelta(seconds=100)).delete_job
