@@ -72,3 +72,82 @@ def test_broken_manifests_fail_with_field_path(path):
     errors = list(jsonschema.Draft7Validator(schema()).iter_errors(yaml.safe_load(text)))
     assert errors, f'{path.name} was accepted'
     assert expected in [path_of(e) for e in errors], [(path_of(e), e.message) for e in errors]
+
+
+def _structural_errors(node, path='openAPIV3Schema', root=True):
+    """apiextensions.k8s.io/v1 structural-schema rules the API server enforces on a CRD."""
+    errors = []
+    preserve = node.get('x-kubernetes-preserve-unknown-fields') is True
+    if not node.get('type') and not preserve and not node.get('x-kubernetes-int-or-string'):
+        errors.append(f'{path}: no type')
+    if 'properties' in node and 'additionalProperties' in node:
+        errors.append(f'{path}: properties and additionalProperties are mutually exclusive')
+    if node.get('additionalProperties') is False:
+        errors.append(f'{path}: additionalProperties: false is not allowed')
+    for key in ('$ref', 'definitions', 'dependencies', 'patternProperties'):
+        if key in node:
+            errors.append(f'{path}: {key} is not allowed')
+    if node.get('type') == 'array' and not isinstance(node.get('items'), dict):
+        errors.append(f'{path}: an array needs one items schema')
+    if node.get('format') not in (None, 'int32', 'int64', 'date-time', 'date', 'byte', 'float', 'double'):
+        errors.append(f'{path}: unexpected format {node["format"]}')
+    for name, sub in (node.get('properties') or {}).items():
+        if root and name == 'metadata' and set(sub) - {'type'}:
+            errors.append(f'{path}.metadata: only type is allowed at the root')
+        errors += _structural_errors(sub, f'{path}.{name}', root=False)
+    if isinstance(node.get('additionalProperties'), dict):
+        errors += _structural_errors(node['additionalProperties'], f'{path}.*', root=False)
+    if isinstance(node.get('items'), dict):
+        errors += _structural_errors(node['items'], f'{path}[]', root=False)
+    return errors
+
+
+def test_crd_schema_is_structural():
+    assert _structural_errors(schema()) == []
+    assert _structural_errors({'type': 'object', 'properties': {'x': {'properties': {}}}}) == [
+        'openAPIV3Schema.x: no type']
+
+
+def _undeclared(node, value, path='status'):
+    """Fields of ``value`` the schema does not declare: a real API server prunes them."""
+    if node.get('x-kubernetes-preserve-unknown-fields') or not isinstance(value, (dict, list)):
+        return []
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _undeclared(node.get('items') or {}, v, f'{path}[{i}]')]
+    if isinstance(node.get('additionalProperties'), dict):
+        return [p for k, v in value.items() for p in _undeclared(node['additionalProperties'], v, f'{path}.{k}')]
+    props = node.get('properties') or {}
+    out = [f'{path}.{k}' for k in value if k not in props]
+    return out + [p for k, v in value.items() if k in props for p in _undeclared(props[k], v, f'{path}.{k}')]
+
+
+def test_every_status_field_the_core_writes_survives_pruning():
+    import datetime
+
+    from op_builders import pod, tfjob
+    from tensorfleet_operator.plan import reconcile
+
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    status_schema = schema()['properties']['status']
+    seen = []
+
+    def run(body, pods):
+        body['status'] = reconcile(body, pods, [], now).status
+        seen.append(body['status'])
+
+    body = tfjob('j', chief=1, ps=1, worker=2, evaluator=1, restart='ExitCode')
+    run(body, [])
+    run(body, [pod('j', 'chief', 0), pod('j', 'ps', 0, unschedulable=True), pod('j', 'evaluator', 0),
+               pod('j', 'worker', 0, restarts=2, exit_code=137), pod('j', 'worker', 1, 'Failed', exit_code=137)])
+    run(body, [pod('j', 'chief', 0), pod('j', 'ps', 0), pod('j', 'worker', 0, restarts=2)])
+    run(body, [pod('j', 'chief', 0, 'Succeeded', exit_code=0)])
+    invalid = tfjob('k', worker=None, ps=1)
+    run(invalid, [])
+    suspended = tfjob('s', worker=2, run_policy={'suspend': True})
+    run(suspended, [pod('s', 'worker', 0)])
+    written = {k for s in seen for k in s}
+    assert {'reason', 'message', 'restarts', 'observedSpecHash', 'replicaStatuses', 'startTime'} <= written
+    for status in seen:
+        assert _undeclared(status_schema, status) == []
+    assert _undeclared(status_schema, {'replicaStatuses': {'PS': {'replicas': [{'index': 0, 'x': 1}]}}}) == [
+        'status.replicaStatuses.PS.replicas[0].x']
