@@ -243,3 +243,83 @@ def test_sigmoid_xent_second_derivatives_wrt_logits_and_labels():
     xent = lambda lg, lb: tf.nn.sigmoid_cross_entropy_with_logits(labels=lb, logits=lg)  # noqa: E731
     _check_vjp(xent, [logits, labels], (3, 4), "SigmoidCrossEntropyWithLogitsGrad")
     _check_vjp(lambda lb, lg: xent(lg, lb), [labels, logits], (3, 4), "SigmoidCrossEntropyWithLogitsGrad")
+
+
+# -- second derivatives through the nn-private ops, max pooling and boolean_mask --
+@pytest.mark.parametrize("padding,strides", [("VALID", [1, 2, 2, 1]), ("SAME", [1, 1, 1, 1])])
+def test_max_pool_grad_and_max_pool_grad_grad_gradients(padding, strides):
+    x = RNG.permutation(2 * 5 * 4 * 2).reshape(2, 5, 4, 2) / 7.0  # distinct values: no ties, no kinks
+    pool = lambda t: tf.nn.max_pool(t, [1, 3, 2, 1], strides, padding)  # noqa: E731
+    out_shape = tuple(pool(tf.constant(x)).shape.as_list())
+    _check_vjp(pool, [x], out_shape, "MaxPoolGrad")
+    # third order: MaxPoolGradGrad's own gradient (the vjp of the vjp, w.r.t. the first cotangent)
+    build = lambda t, g, h: tf.gradients(vjp(pool)(t, g), [g], grad_ys=h)[0]  # noqa: E731
+    inputs = [x, RNG.standard_normal(out_shape), RNG.standard_normal(x.shape)]
+    assert "MaxPoolGradGrad" in _gops(build, inputs)
+    check_gradients(build, inputs)
+
+
+def test_max_pool_grad_grad_forward_against_numpy_nchw():
+    x = RNG.permutation(1 * 2 * 4 * 4).reshape(1, 2, 4, 4).astype(np.float32)
+    g = RNG.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    h = RNG.standard_normal((1, 2, 2, 2)).astype(np.float32)
+    t, gt = tf.constant(x), tf.constant(h)
+    y = tf.nn.max_pool(t, [1, 1, 2, 2], [1, 1, 2, 2], "VALID", data_format="NCHW")
+    dx = tf.gradients(y, t, grad_ys=gt)[0]
+    ggy = tf.gradients(dx, gt, grad_ys=tf.constant(g))[0]
+    with tf.Session() as sess:
+        out = sess.run(ggy)
+    windows = x.reshape(1, 2, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 2, 2, 2, 4)
+    gwin = g.reshape(1, 2, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 2, 2, 2, 4)
+    ref = np.take_along_axis(gwin, windows.argmax(-1)[..., None], -1)[..., 0]
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, ref, rtol=1e-6)
+
+
+def test_bias_add_grad_grad_nn_broadcast_channel_gradient():
+    x, b = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((4,))
+
+    def build(t, c, g, h):  # d/dg of <BiasAddGrad(g), h> is NnBroadcastChannel(h); check its gradient
+        gb = tf.gradients(tf.nn.bias_add(t, c), [c], grad_ys=g)[0]
+        return tf.gradients(gb, [g], grad_ys=h)[0]
+
+    inputs = [x, b, RNG.standard_normal((2, 3, 4)), RNG.standard_normal((4,))]
+    assert "NnBroadcastChannel" in _gops(build, inputs)
+    check_gradients(build, inputs)
+
+
+def test_embedding_lookup_grad_gradient():
+    x = RNG.standard_normal((5, 3))
+    _check_vjp(lambda t: tf.nn.embedding_lookup(t, [[4, 0], [4, 2]]), [x], (2, 2, 3), "NnGatherGrad")
+
+
+@pytest.mark.parametrize("axes,keep", [([0], False), ([0, 2], True), ([-1], False)])
+def test_moments_second_derivatives(axes, keep):
+    x = RNG.standard_normal((4, 3, 2))
+
+    def both(t):
+        mean, var = tf.nn.moments(t, axes, keep_dims=keep)
+        return mean * 0.7 + var * var  # both outputs' cotangents reach NnMomentsGrad
+
+    out_shape = tuple(both(tf.constant(x)).shape.as_list())
+    _check_vjp(both, [x], out_shape, "NnMomentsGrad")
+
+
+def test_boolean_mask_grad_gradient():
+    x = RNG.standard_normal((3, 4))
+    mask = np.array([True, False, True, True])
+    _check_vjp(lambda t: tf.boolean_mask(t, mask, axis=1), [x], (3, 3), "BooleanMaskGrad")
+
+
+def test_moments_second_derivative_with_an_unknown_batch_dim():
+    x = RNG.standard_normal((4, 3, 2))
+
+    def both(t):
+        mean, var = tf.nn.moments(tf.placeholder_with_default(t, [None, 3, 2]), [0, 1])
+        return mean + var * var
+
+    build = lambda t, g: tf.reshape(vjp(both)(t, g), x.shape)  # noqa: E731  (pin the gradient's [?, 3, 2])
+    inputs = [x, RNG.standard_normal((2,))]
+    # differentiating NnMomentsGrad must count the reduced elements at run time (Size)
+    assert "Size" in _gops(lambda t, g: tf.gradients(build(t, g), [t, g]), inputs)
+    check_gradients(build, inputs)

@@ -193,6 +193,28 @@ def max_pool_grad(ctx, x, y, grad):
     return _from_nhwc(xp.ascontiguousarray(g.crop(dx)), fmt)
 
 
+@register_kernel("MaxPoolGradGrad")
+def max_pool_grad_grad(ctx, x, y, g):
+    """The adjoint of MaxPoolGrad: each output gathers g at the first (row-major) maximum of its window."""
+    xp, fmt = ctx.xp, ctx.attrs["data_format"]
+    x, y, g = _to_nhwc(x, fmt), _to_nhwc(y, fmt), _to_nhwc(g, fmt)
+    geom = _pool_geom(ctx, x)
+    xpad = geom.pad(xp, x, _lowest(x.dtype))
+    gpad = geom.pad(xp, g, 0)
+    out = xp.zeros(y.shape, dtype=g.dtype)
+    pending = None
+    for i, j in _taps(geom):
+        idx = geom.tap(i, j)
+        hit = xpad[idx] == y
+        if pending is None:
+            pending = ~hit
+        else:
+            hit &= pending
+            pending &= ~hit
+        out += gpad[idx] * hit
+    return _from_nhwc(xp.ascontiguousarray(out), fmt)
+
+
 def _valid_counts(ctx, xp, g, dtype):
     """Per-output count of unpadded elements in its window (TF's AvgPool SAME divisor), cached per plan."""
     key = ("_counts", g.h, g.w, np.dtype(dtype).str)

@@ -9,10 +9,11 @@ from __future__ import annotations
 __all__ = ["no_op", "group"]
 
 from ..graph import Operation, Tensor, _as_operation, get_default_graph
-from .common import register_op
+from .common import NotDifferentiable, register_op
 from .array_ops import identity
 
 register_op("NoOp", lambda op: [])
+NotDifferentiable("NoOp")  # no outputs
 
 
 def no_op(name=None) -> Operation:

@@ -13,7 +13,8 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 from ..graph import Tensor, name_scope
-from .common import (TensorShape, convert_to_tensor, make_tensor, register_gradient, register_op, static_value)
+from .common import (NotDifferentiable, TensorShape, convert_to_tensor, make_tensor, register_gradient, register_op,
+                     static_value)
 from .nn_ops import float_input
 
 _FORMATS = ("NHWC", "NCHW")
@@ -170,6 +171,7 @@ def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True
 
 
 register_op("NnShape", lambda op: [(_dtypes.int32, TensorShape([op.inputs[0].shape.ndims]))])
+NotDifferentiable("NnShape")  # an int32 shape vector
 
 
 def shape_of(t: Tensor) -> Tensor:
@@ -325,6 +327,8 @@ register_op("MaxPool", _pool_shape)
 register_op("AvgPool", _pool_shape)
 register_op("MaxPoolGrad", lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)])
 register_op("AvgPoolGrad", lambda op: [(op.inputs[1].dtype, _sizes_shape(op.inputs[0]))])
+# MaxPoolGradGrad(x, y, g): each output takes g at its window's (first) maximum -- TF's op of that name
+register_op("MaxPoolGradGrad", lambda op: [(op.inputs[2].dtype, op.inputs[1].shape)])
 
 
 def max_pool(value, ksize, strides, padding, data_format="NHWC", name=None, input=None):
@@ -351,6 +355,18 @@ def _pool_attrs_of(op):
 def _max_pool_grad(op, grad):
     return [make_tensor("MaxPoolGrad", [op.inputs[0], op.outputs[0], grad], _pool_attrs_of(op),
                         name="MaxPoolGrad")]
+
+
+@register_gradient("MaxPoolGrad")
+def _max_pool_grad_grad(op, grad):
+    x, y, _ = op.inputs  # piecewise linear: no gradient into x or y (TF returns zeros)
+    return [None, None, make_tensor("MaxPoolGradGrad", [x, y, grad], _pool_attrs_of(op), name="MaxPoolGradGrad")]
+
+
+@register_gradient("MaxPoolGradGrad")
+def _max_pool_grad_grad_grad(op, grad):
+    x, y, _ = op.inputs
+    return [None, None, make_tensor("MaxPoolGrad", [x, y, grad], _pool_attrs_of(op), name="MaxPoolGrad")]
 
 
 @register_gradient("AvgPool")

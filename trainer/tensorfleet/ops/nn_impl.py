@@ -11,6 +11,8 @@ __all__ = ["bias_add", "xw_plus_b", "l2_loss", "dropout", "moments", "embedding_
 
 import numbers
 
+import numpy as np
+
 from .. import dtypes as _dtypes
 from ..graph import Tensor, name_scope
 from . import random_seed
@@ -74,6 +76,12 @@ def _bias_add_grad_grad(op, grad):
 
 # broadcasts a 1-D channel vector to `like`'s shape (adjoint of BiasAddGrad)
 register_op("NnBroadcastChannel", lambda op: [(op.inputs[0].dtype, op.inputs[1].shape)])
+
+
+@register_gradient("NnBroadcastChannel")
+def _broadcast_channel_grad(op, grad):
+    return [make_tensor("BiasAddGrad", [grad], {"data_format": op.get_attr("data_format")}, name="BiasAddGrad"),
+            None]
 
 
 def xw_plus_b(x, weights, biases, name=None):
@@ -205,6 +213,27 @@ def _moments_grad(op, g_mean, g_var):
                         {"axes": op.get_attr("axes"), "keepdims": op.get_attr("keepdims")}, name="MomentsGrad")]
 
 
+@register_gradient("NnMomentsGrad")
+def _moments_grad_grad(op, grad):
+    # NnMomentsGrad(x, gm, gv) = gm / n + gv * (2 / n) * (x - mean(x)), gm and gv broadcast over `axes`
+    from . import math_ops as m
+    x, g_mean, g_var = op.inputs
+    axes, keep = tuple(op.get_attr("axes")), op.get_attr("keepdims")
+    centered = m.subtract(x, m.reduce_mean(x, axis=axes, keepdims=True))
+    d_mean = m.reduce_mean(grad, axis=axes, keepdims=keep)
+    d_var = m.multiply(2.0, m.reduce_mean(m.multiply(grad, centered), axis=axes, keepdims=keep))
+    gv_grad = m.multiply(m.reduction_grad(g_var, x, axes, keep), grad)
+    dims = [x.shape[a] if x.shape.ndims is not None else None for a in axes]
+    if all(d is not None for d in dims):
+        two_over_n = 2.0 / max(1, int(np.prod(dims)))
+    else:
+        from .array_ops import size
+        mean = m.reduce_mean(x, axis=axes, keepdims=True)
+        two_over_n = m.realdiv(m.multiply(2.0, m.cast(size(mean), x.dtype)), m.cast(size(x), x.dtype))
+    d_x = m.multiply(two_over_n, m.subtract(gv_grad, m.reduce_mean(gv_grad, axis=axes, keepdims=True)))
+    return [d_x, d_mean, d_var]
+
+
 # -- embedding_lookup ---------------------------------------------------------
 def _gather_shape(op):
     params, ids = op.inputs
@@ -240,6 +269,11 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
 def _gather_grad(op, grad):
     params, ids = op.inputs
     return [make_tensor("NnGatherGrad", [grad, ids, params], name="GatherGrad"), None]
+
+
+@register_gradient("NnGatherGrad")
+def _gather_grad_grad(op, grad):
+    return [make_tensor("NnGather", [grad, op.inputs[1]], name="Gather"), None, None]
 
 
 # -- in_top_k -----------------------------------------------------------------

@@ -224,7 +224,6 @@ def _boolean_mask_shape(op):
 
 register_op("BooleanMask", _boolean_mask_shape)
 register_op("BooleanMaskGrad", lambda op: [(op.inputs[0].dtype, op.inputs[2].shape)])
-NotDifferentiable("BooleanMaskGrad")
 
 
 def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
@@ -247,6 +246,11 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
 def _boolean_mask_grad(op, grad):
     x, mask = op.inputs
     return [make_tensor("BooleanMaskGrad", [grad, mask, x], dict(op.attrs), name="BooleanMaskGrad"), None]
+
+
+@register_gradient("BooleanMaskGrad")
+def _boolean_mask_grad_grad(op, grad):
+    return [make_tensor("BooleanMask", [grad, op.inputs[1]], dict(op.attrs), name="BooleanMask"), None, None]
 
 
 # -- ReverseV2 ----------------------------------------------------------------
