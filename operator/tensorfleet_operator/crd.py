@@ -100,6 +100,7 @@ def _replica_status_schema() -> dict[str, Any]:
             'phase': {'type': 'string'},
             'restarts': {'type': 'integer'},
             'recreations': {'type': 'integer'},
+            'earlierPodRestarts': {'type': 'integer'},
             'exitCode': {'type': 'integer'},
             'reason': {'type': 'string'},
             'message': {'type': 'string'},

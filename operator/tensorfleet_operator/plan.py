@@ -207,7 +207,8 @@ def sanitize_status(raw: Any) -> dict[str, Any]:
                 continue
             entries = rs.get('replicas')
             rs['replicas'] = [e for e in entries if isinstance(e, dict) and isinstance(e.get('index'), int)
-                              and isinstance(e.get('recreations', 0), int)
+                              and all(isinstance(e.get(k, 0), int) and not isinstance(e.get(k, 0), bool)
+                                      for k in ('recreations', 'restarts', 'earlierPodRestarts'))
                               and all(isinstance(e.get(k), str) for k in ('podUID', 'restartedPodUID') if k in e)] \
                 if isinstance(entries, list) else []
             clean[rtype] = rs
@@ -219,6 +220,15 @@ def _entries(status: dict[str, Any], rtype: ReplicaType, count: int) -> list[dic
     old = ((status.get('replicaStatuses') or {}).get(rtype.value) or {}).get('replicas') or []
     by_index = {e.get('index'): e for e in old if isinstance(e, dict)}
     return [copy.deepcopy(by_index.get(i, {'index': i})) for i in range(count)]
+
+
+def _carry_pod_restarts(entry: dict[str, Any]) -> None:
+    """The index's pod is going away: keep its in-place (kubelet) restarts, as last counted in
+    ``restarts``, in ``earlierPodRestarts``, so the index's and the job's restarts never go down."""
+    earlier = entry.get('earlierPodRestarts', 0)
+    last_in_place = entry.get('restarts', 0) - entry.get('recreations', 0) - earlier
+    if last_in_place > 0:
+        entry['earlierPodRestarts'] = earlier + last_in_place
 
 
 def _suspend(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.datetime, gang: bool) -> None:
@@ -236,7 +246,9 @@ def _suspend(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.datetime, g
         plan.events.append(Event('Normal', api.REASON_SUSPENDED, msg))
     for rtype, rspec in job.replicas.items():
         entries = _entries(status, rtype, rspec.replicas)
-        for e in entries:      # pods deleted by suspension are not restarts
+        for e in entries:      # pods deleted by suspension are not restarts (theirs are kept)
+            if e.get('podUID') and e.get('podUID') != e.get('restartedPodUID'):
+                _carry_pod_restarts(e)
             e.pop('podUID', None)
             view = obs.pods.get(children.child_name(job.name, rtype, e['index']))
             e['phase'] = 'Suspended' if view is None or view.phase != 'Succeeded' else 'Succeeded'
@@ -338,6 +350,7 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
             desired_names.add(name)
             view = obs.pods.get(name)
             entry.setdefault('recreations', 0)
+            earlier = entry.get('earlierPodRestarts', 0)
             if view is None:
                 if 'pod/' + name in obs.blocked:
                     entry['phase'], entry['reason'] = 'Pending', 'NameTaken'
@@ -345,6 +358,8 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
                     plan.requeue(BLOCKED_RETRY_SECONDS)
                 else:
                     if entry.get('podUID') and entry.get('podUID') != entry.get('restartedPodUID'):
+                        _carry_pod_restarts(entry)
+                        earlier = entry.get('earlierPodRestarts', 0)
                         entry['recreations'] += 1      # it vanished (evicted, deleted by hand...)
                         plan.events.append(Event('Warning', api.REASON_RESTARTING,
                                                  f'pod {name} disappeared; recreating it'))
@@ -353,13 +368,15 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
                     entry.pop('restartedPodUID', None)
                     entry['phase'] = 'Pending'
                     plan.create_pods.append(children.desired_pod(job, rtype, i, opts))
-                entry['restarts'] = entry['recreations']
+                entry['restarts'] = entry['recreations'] + earlier
             else:
                 views[(rtype, i)] = view
                 entry['podUID'] = view.uid
                 entry['phase'] = view.phase
-                entry['restarts'] = entry['recreations'] + view.restarts
-                in_place += view.restarts
+                # A pod already restarted (its delete not yet seen) had its restarts carried over.
+                current = 0 if view.uid == entry.get('restartedPodUID') else view.restarts
+                entry['restarts'] = entry['recreations'] + earlier + current
+                in_place += current
                 if view.exit_code is not None:
                     entry['exitCode'] = view.exit_code
                 for key, value in (('reason', view.reason), ('message', view.message)):
@@ -385,7 +402,8 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
             plan.delete_pods.append(name)
     plan.delete_services.extend(sorted(n for n in obs.services - desired_names))
 
-    restarts = sum(e['recreations'] for es in all_entries.values() for e in es) + in_place
+    restarts = sum(e['recreations'] + e.get('earlierPodRestarts', 0) for es in all_entries.values() for e in es) \
+        + in_place
     limit = job.run_policy.backoff_limit
     backoff_msg = None
     for entry, view in to_restart:
@@ -395,6 +413,7 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
         if limit is not None and restarts >= limit:
             backoff_msg = _failure_message(view, f'backoffLimit {limit} reached after {restarts} restart(s)')
             break
+        _carry_pod_restarts(entry)
         entry['recreations'] += 1
         entry['restarts'] += 1
         entry['restartedPodUID'] = view.uid

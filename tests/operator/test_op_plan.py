@@ -461,3 +461,42 @@ def test_finished_job_whose_spec_is_broken_afterwards_stays_as_it_ended():
     assert plan.delete_pods == [] and plan.delete_services == [] and plan.events == [] and plan.transitions == []
     assert plan.requeue_after == 70 and not plan.delete_job        # TTL still honoured
     assert step(body, finished, now=NOW + datetime.timedelta(seconds=100)).delete_job
+
+
+def test_in_place_restarts_survive_the_pod_being_recreated():
+    """status.restarts never goes down: a recreated pod starts at restartCount 0, but the
+    kubelet restarts of the pod it replaces still count toward backoffLimit."""
+    body = tfjob('j', worker=2, restart='OnFailure', run_policy={'backoffLimit': 6})
+    step(body)
+    step(body, [pod('j', 'worker', 0, restarts=3, uid='a'), pod('j', 'worker', 1)])
+    assert body['status']['restarts'] == 3
+    evicted = pod('j', 'worker', 0, 'Failed', restarts=3, uid='a')
+    evicted['status']['reason'] = 'Evicted'
+    plan = step(body, [evicted, pod('j', 'worker', 1)])
+    assert plan.delete_pods == ['j-worker-0'] and body['status']['restarts'] == 4
+    step(body, [evicted, pod('j', 'worker', 1)])                     # delete not seen yet: no change
+    assert body['status']['restarts'] == 4
+    step(body, [pod('j', 'worker', 1)])                              # gone
+    step(body, [pod('j', 'worker', 0, uid='b'), pod('j', 'worker', 1)])   # recreated, restartCount 0
+    entry = body['status']['replicaStatuses']['Worker']['replicas'][0]
+    assert (entry['restarts'], entry['recreations'], entry['earlierPodRestarts']) == (4, 1, 3)
+    assert body['status']['restarts'] == 4 and body['status']['replicaStatuses']['Worker']['restarts'] == 4
+    step(body, [pod('j', 'worker', 0, uid='b', restarts=2), pod('j', 'worker', 1)])
+    assert body['status']['restarts'] == 6 and 'Failed' not in conds(body)
+    plan = step(body, [pod('j', 'worker', 0, uid='b', restarts=3), pod('j', 'worker', 1)])
+    assert body['status']['reason'] == 'BackoffLimitExceeded'
+    assert body['status']['message'] == '7 restart(s) exceed backoffLimit 6'
+
+
+def test_restarts_of_a_vanished_pod_and_of_suspended_pods_are_kept():
+    body = tfjob('j', worker=2, restart='OnFailure')
+    step(body)
+    step(body, [pod('j', 'worker', 0, restarts=2, uid='a'), pod('j', 'worker', 1, restarts=1, uid='c')])
+    step(body, [pod('j', 'worker', 1, restarts=1, uid='c')])         # worker 0 deleted by hand
+    assert body['status']['restarts'] == 4                           # 2 + 1 in place + 1 recreation
+    body['spec']['runPolicy'] = {'suspend': True}
+    step(body, [pod('j', 'worker', 0, uid='b'), pod('j', 'worker', 1, restarts=1, uid='c')])
+    body['spec']['runPolicy'] = {'suspend': False}
+    step(body, [], services=[], now=LATER)
+    assert body['status']['restarts'] == 4                           # suspension adds none, loses none
+    assert [e['restarts'] for e in body['status']['replicaStatuses']['Worker']['replicas']] == [3, 1]
