@@ -323,3 +323,46 @@ def test_moments_second_derivative_with_an_unknown_batch_dim():
     # differentiating NnMomentsGrad must count the reduced elements at run time (Size)
     assert "Size" in _gops(lambda t, g: tf.gradients(build(t, g), [t, g]), inputs)
     check_gradients(build, inputs)
+
+
+# -- random ops with a differentiable input: random_crop --------------------------
+def check_gradients_fresh_sessions(build, inputs, seed=11, rtol=1e-5, atol=1e-6):
+    """check_gradients for graphs with seeded random ops: every evaluation runs in a new session, whose
+    first draws under a graph seed are always the same (TF1's seed rule), so the oracle sees one function."""
+    g = tf.Graph()
+    with g.as_default():
+        tf.set_random_seed(seed)
+        phs = [tf.placeholder(tf.float64, np.shape(v)) for v in inputs]
+        out = build(*phs)
+        w = np.random.default_rng(0).standard_normal(tuple(out.shape.as_list()))
+        loss = tf.reduce_sum(out * w)
+        grads = tf.gradients(loss, phs)
+
+    def first_run(fetch, values):
+        with tf.Session(graph=g) as sess:
+            return sess.run(fetch, dict(zip(phs, values)))
+
+    values = [np.asarray(v, np.float64) for v in inputs]
+    analytic = first_run([d for d in grads if d is not None], values)
+    k = 0
+    for i, d in enumerate(grads):
+        if d is None:
+            continue
+
+        def f(xi, i=i):
+            return float(first_run(loss, values[:i] + [xi] + values[i + 1:]))
+
+        np.testing.assert_allclose(analytic[k], numeric_grad(f, values[i]), rtol=rtol, atol=atol)
+        k += 1
+    return first_run(out, values)
+
+
+def test_random_crop_gradient_and_second_order():
+    x = RNG.standard_normal((5, 4))
+    crop = check_gradients_fresh_sessions(lambda t: tf.random_crop(t * t, [3, 2], seed=4), [x])
+    assert crop.shape == (3, 2)
+    hits = [(i, j) for i in range(3) for j in range(3) if np.allclose(crop, (x * x)[i:i + 3, j:j + 2])]
+    assert len(hits) == 1  # the crop is a real window of the input
+    build = vjp(lambda t: tf.random_crop(t, [3, 2], seed=4))
+    check_gradients_fresh_sessions(build, [x, RNG.standard_normal((3, 2))])
+    assert "DynamicSliceGrad" in _gops(build, [x, np.zeros((3, 2))])

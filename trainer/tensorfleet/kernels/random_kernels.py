@@ -82,6 +82,13 @@ def dynamic_slice(ctx, x, *offsets):
     return x[key]
 
 
+@register_kernel("DynamicSliceGrad")
+def dynamic_slice_grad(ctx, grad, like, *offsets):
+    out = ctx.xp.zeros(like.shape, dtype=grad.dtype)
+    out[tuple(slice(int(o), int(o) + s) for o, s in zip(offsets, ctx.attrs["size"]))] = grad
+    return out
+
+
 @register_kernel("RandomOrthogonal")
 def random_orthogonal(ctx):
     """TF's orthogonal_initializer: QR of a normal matrix, signs fixed by diag(R), scaled by gain."""

@@ -12,7 +12,7 @@ __all__ = ["random_normal", "truncated_normal", "random_uniform", "random_shuffl
 from .. import dtypes as _dtypes
 from ..graph import name_scope
 from .common import (NotDifferentiable, TensorShape, convert_to_tensor, is_tensor_like, make_tensor,
-                     register_op)
+                     register_gradient, register_op)
 from .random_seed import seed_attrs
 from .shape_util import partial_shape_value, shape_arg
 
@@ -134,4 +134,20 @@ def random_crop(value, size, seed=None, name=None):
 
 
 register_op("DynamicSlice", lambda op: [(op.inputs[0].dtype, TensorShape(op.get_attr("size")))])
-NotDifferentiable("DynamicSlice")
+# DynamicSliceGrad(grad, like, *offsets): zeros of like's shape with grad at the crop (the offsets are the
+# forward's random draws of the same run, so forward and backward see the same crop)
+register_op("DynamicSliceGrad", lambda op: [(op.inputs[0].dtype, op.inputs[1].shape)])
+
+
+@register_gradient("DynamicSlice")
+def _dynamic_slice_grad(op, grad):
+    value, *offsets = op.inputs
+    return [make_tensor("DynamicSliceGrad", [grad, value, *offsets], dict(op.attrs), name="DynamicSliceGrad")] + \
+        [None] * len(offsets)
+
+
+@register_gradient("DynamicSliceGrad")
+def _dynamic_slice_grad_grad(op, grad):
+    _, _, *offsets = op.inputs
+    return [make_tensor("DynamicSlice", [grad, *offsets], dict(op.attrs), name="DynamicSlice"), None] + \
+        [None] * len(offsets)
