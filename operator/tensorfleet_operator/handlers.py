@@ -37,6 +37,7 @@ from .kubeclient import ApiError, Credentials, KubeClient, object_path
 from .metrics import OperatorMetrics
 from .plan import Event, Plan, reconcile
 from .spec import parse_job, InvalidSpec
+from .status import controller_uid
 
 logger = logging.getLogger('tensorfleet_operator')
 COMPONENT = 'tensorfleet-operator'
@@ -225,15 +226,28 @@ class Controller:
                 events.append(Event('Normal', 'SuccessfulDeletePodGroup', f'Deleted PodGroup {name}'))
             self._pod_groups_gone.add(uid)
             self._pod_groups.discard(uid)
+        errors: list[str] = []
+        pods_to_create = plan.create_pods
         if plan.ensure_secret and uid not in self._secrets:
             job = parse_job(body)
             secret = children.rpc_token_secret(job, secrets.token_urlsafe(32), self.opts)
-            await client.create(object_path('', 'v1', 'secrets', namespace), secret)
-            self._secrets.add(uid)
+            secret_name = secret['metadata']['name']
+            if await client.create(object_path('', 'v1', 'secrets', namespace), secret):
+                self._secrets.add(uid)
+            else:
+                existing = await client.get(object_path('', 'v1', 'secrets', namespace, secret_name))
+                if existing is not None and controller_uid(existing) == uid:
+                    self._secrets.add(uid)      # ours: an earlier run (or operator) made it
+                else:
+                    # Another owner's (a deleted job of the same name awaiting garbage collection),
+                    # or gone meanwhile: pods would read a stale token, then fail to start once it
+                    # is collected. Create no pod this pass; the retry creates the Secret.
+                    errors.append(f'secret {secret_name} belongs to another owner; '
+                                  'waiting for it to be deleted before creating pods')
+                    pods_to_create = []
 
-        errors: list[str] = []
         svc_made = await self._create_all('services', namespace, plan.create_services, errors)
-        pods_made = await self._create_all('pods', namespace, plan.create_pods, errors)
+        pods_made = await self._create_all('pods', namespace, pods_to_create, errors)
         pods_gone = await self._delete_all('pods', namespace, plan.delete_pods, errors)
         svcs_gone = await self._delete_all('services', namespace, plan.delete_services, errors)
         self.metrics.pods_created.labels(namespace).inc(len(pods_made))

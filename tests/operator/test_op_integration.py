@@ -229,3 +229,28 @@ async def test_foreground_deletion_is_not_fought(cluster):
     await asyncio.sleep(0.3)
     assert cluster.pods('fg') == {}
     assert cluster.events('TFJobRestarting') == [] and cluster.status('fg').get('restarts') == 0
+
+
+async def test_stale_rpc_token_secret_of_a_same_named_job_is_waited_for(cluster):
+    """A deleted job's Secret still awaiting garbage collection holds the name: no pod may start
+    with its token; once it is gone the new job gets its own Secret and its pods."""
+    stale = {'apiVersion': 'v1', 'kind': 'Secret', 'metadata': {
+        'name': 'again-rpc-token', 'namespace': 'ns', 'ownerReferences': [{
+            'apiVersion': 'tensorfleet.io/v1', 'kind': 'TFJob', 'name': 'again', 'uid': 'old-uid',
+            'controller': True}]}, 'data': {'token': base64.b64encode(b'old').decode()}}
+    await cluster.call('POST', '/api/v1/namespaces/ns/secrets', stale)
+    await cluster.start()
+    await cluster.create_job(tfjob('again', worker=2))
+    await cluster.wait_for(lambda: cluster.events('FailedCreateOrDelete'), what='warning')
+    warning = cluster.events('FailedCreateOrDelete')[0]
+    assert warning['type'] == 'Warning'
+    assert warning['message'] == ('secret again-rpc-token belongs to another owner; '
+                                  'waiting for it to be deleted before creating pods')
+    await asyncio.sleep(0.3)
+    assert cluster.pods('again') == {}
+    await cluster.delete('secrets', 'again-rpc-token')          # the garbage collector catches up
+    await cluster.wait_for(lambda: len(cluster.pods('again')) == 2, what='pods after the stale secret went')
+    secret = cluster.objects('secrets')['again-rpc-token']
+    assert secret['metadata']['ownerReferences'][0]['uid'] == cluster.job('again')['metadata']['uid']
+    assert base64.b64decode(secret['data']['token']) != b'old'
+    assert len(cluster.events('FailedCreateOrDelete')) == 1
