@@ -204,3 +204,41 @@ def test_gang_scheduler_plugins_min_available_and_label():
 def test_kubeflow_group_owner_reference():
     pod = desired_pod(parse_job(tfjob('k')), T.WORKER, 0, ChildOptions(api_group='kubeflow.org'))
     assert pod['metadata']['ownerReferences'][0]['apiVersion'] == 'kubeflow.org/v1'
+
+
+def test_whole_chief_pod_manifest_exactly():
+    body = tfjob('mn', chief=1, ps=1, worker=2, gpus=2, restart='ExitCode',
+                 run_policy={'schedulingPolicy': {'priorityClass': 'hi'}})
+    body['spec']['tfReplicaSpecs']['Chief']['template']['spec']['containers'][0]['env'] = [
+        {'name': 'CUDA_VISIBLE_DEVICES', 'value': '1'}]
+    pod = desired_pod(parse_job(body), T.CHIEF, 0, ChildOptions(cluster_domain='cluster.local',
+                                                                gang_scheduler='volcano'))
+    labels = {f'{prefix}/{k}': v for prefix in ('training.kubeflow.org', 'tensorfleet.io') for k, v in (
+        ('operator-name', 'tfjob-controller'), ('job-name', 'mn'), ('replica-type', 'chief'),
+        ('replica-index', '0'), ('job-role', 'master'))}
+    assert pod == {
+        'apiVersion': 'v1', 'kind': 'Pod',
+        'metadata': {
+            'name': 'mn-chief-0', 'namespace': 'ns', 'labels': labels,
+            'annotations': {'scheduling.k8s.io/group-name': 'mn', 'volcano.sh/task-spec': 'chief'},
+            'ownerReferences': [{'apiVersion': 'tensorfleet.io/v1', 'kind': 'TFJob', 'name': 'mn',
+                                 'uid': 'job-uid-1', 'controller': True, 'blockOwnerDeletion': True}]},
+        'spec': {
+            'containers': [{
+                'name': 'tensorflow', 'image': 'tensorfleet/trainer:1',
+                'resources': {'limits': {'nvidia.com/gpu': '2'}},
+                'env': [
+                    {'name': 'CUDA_VISIBLE_DEVICES', 'value': '1'},          # the user's, kept first
+                    {'name': 'TF_CONFIG', 'value':
+                        '{"cluster":{"chief":["mn-chief-0.ns.svc.cluster.local:2222"],'
+                        '"ps":["mn-ps-0.ns.svc.cluster.local:2222"],'
+                        '"worker":["mn-worker-0.ns.svc.cluster.local:2222","mn-worker-1.ns.svc.cluster.local:2222"]},'
+                        '"task":{"type":"chief","index":0},"environment":"cloud"}'},
+                    {'name': 'TENSORFLEET_METRICS_PORT', 'value': '9100'},
+                    {'name': 'TENSORFLEET_RPC_TOKEN',
+                     'valueFrom': {'secretKeyRef': {'name': 'mn-rpc-token', 'key': 'token'}}}],
+                'ports': [{'name': 'tfjob-port', 'containerPort': 2222},
+                          {'name': 'tf-metrics', 'containerPort': 9100}]}],
+            'restartPolicy': 'Never',
+            'schedulerName': 'volcano',
+            'priorityClassName': 'hi'}}
