@@ -129,3 +129,23 @@ def test_feeding_an_out_of_range_python_int_into_int32_is_a_type_error():
     with tf.Session() as sess:
         with pytest.raises(TypeError, match=r"1099511627776.*int32"):
             sess.run(x, {x: 2 ** 40})
+
+
+def test_assign_assign_add_assign_sub_values_and_dtypes():
+    v = tf.Variable(np.array([1.0, 2.0], np.float32), name="v")
+    n = tf.Variable(np.array([5, 7], np.int64), name="n")
+    a, add, sub = tf.assign(v, [4.0, -1.0]), tf.assign_add(v, [0.5, 0.25]), tf.assign_sub(n, [2, 10])
+    assert [t.op.type for t in (a, add, sub)] == ["Assign", "AssignAdd", "AssignSub"]
+    assert a.dtype == tf.float32 and sub.dtype == tf.int64
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        out = sess.run(a)  # an assign yields the new value
+        np.testing.assert_array_equal(out, [4.0, -1.0])
+        np.testing.assert_array_equal(sess.run(add), [4.5, -0.75])
+        np.testing.assert_array_equal(sess.run(add), [5.0, -0.5])
+        out = sess.run(sub)
+        assert out.dtype == np.int64
+        np.testing.assert_array_equal(out, [3, -3])
+        np.testing.assert_array_equal(sess.run(v), np.array([5.0, -0.5], np.float32))
+    with pytest.raises(ValueError):
+        tf.assign(v, [1.0, 2.0, 3.0])  # validate_shape: (3,) does not fit (2,)

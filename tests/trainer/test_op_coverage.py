@@ -1,0 +1,295 @@
+"""Every registered op type is in exactly one of three lists, each naming the test that covers it -- so an op
+added without deciding how it is tested fails here.
+
+* FD_GRADIENT_TESTED: differentiable ops whose registered gradient a test checks against central finite
+  differences in float64 (`gradcheck.check_gradients`, or `gradcheck.numeric_grad` in fresh sessions for the
+  seeded random ops). The internal gradient ops (ReluGrad, ConcatGrad, ...) are here too: their own gradients
+  are checked to second order through `test_gradients_more.vjp`. Their forward is checked by the FD test of the
+  op whose gradient they compute (an independent oracle); the public ops' forward by their module's test.
+* FORWARD_ONLY: ops with no gradient (NotDifferentiable), each with the reason and the test checking its
+  forward against numpy or a documented reference.
+* INTERNAL_HELPERS: nn-/autodiff-private ops with no gradient of their own, with the test that covers them.
+
+The mapping was first derived by instrumenting the suite (which op types' gradient functions run inside
+`check_gradients`), then reviewed by hand; keep it honest when you change tests.
+"""
+import ast
+import os
+
+import pytest
+
+import tensorfleet  # noqa: F401  (registers every op)
+from tensorfleet import op_registry
+from tensorfleet.kernels import registry as kernel_registry
+
+HERE = os.path.dirname(__file__)
+
+# op type -> the test that checks its gradient by finite differences
+FD_GRADIENT_TESTED = {
+    "Abs": "test_math_ops.py::test_unary_gradients",
+    "Add": "test_math_ops.py::test_binary_gradients_with_broadcasting",
+    "AddN": "test_gradients_more.py::test_add_n_gradient",
+    "AvgPool": "test_conv_ops.py::test_pool_gradients_finite_differences",
+    "AvgPoolGrad": "test_gradients_more.py::test_avg_pool_grad_gradient",
+    "BiasAdd": "test_nn_ops.py::test_bias_add_forward_gradients_formats_and_errors",
+    "BiasAddGrad": "test_gradients_more.py::test_bias_add_grad_gradient",
+    "BooleanMask": "test_array_slicing.py::test_boolean_mask_and_reverse",
+    "BooleanMaskGrad": "test_gradients_more.py::test_boolean_mask_grad_gradient",
+    "BroadcastLike": "test_reduction_ops.py::test_clip_by_norm_and_global_norm",
+    "Cast": "test_gradients_more.py::test_cast_gradient_float64_to_float32_and_back",
+    "ConcatGrad": "test_gradients_more.py::test_concat_grad_gradient",
+    "ConcatV2": "test_gradients_more.py::test_concat_grad_gradient",
+    "Conv2D": "test_conv_ops.py::test_conv2d_gradients_finite_differences",
+    "Conv2DBackpropFilter": "test_conv_ops.py::test_conv2d_transpose_and_backprop_gradients",
+    "Conv2DBackpropInput": "test_conv_ops.py::test_conv2d_transpose_and_backprop_gradients",
+    "Cos": "test_math_ops.py::test_unary_gradients",
+    "Diag": "test_array_ops.py::test_eye_diag_einsum",
+    "DiagPart": "test_array_ops.py::test_eye_diag_einsum",
+    "DivNoNan": "test_math_ops.py::test_binary_gradients_with_broadcasting",
+    "Dropout": "test_gradients_more.py::test_dropout_gradient_by_finite_differences_with_a_fixed_seed",
+    "DynamicSlice": "test_gradients_more.py::test_random_crop_gradient_and_second_order",
+    "DynamicSliceGrad": "test_gradients_more.py::test_random_crop_gradient_and_second_order",
+    "Einsum": "test_array_ops.py::test_eye_diag_einsum",
+    "Elu": "test_nn_ops.py::test_activation_forward_dtype_and_gradient",
+    "EluGrad": "test_gradients_more.py::test_activation_second_derivatives",
+    "Exp": "test_math_ops.py::test_unary_gradients",
+    "ExpandDims": "test_array_ops.py::test_transpose_squeeze_expand_dims",
+    "Fill": "test_array_ops.py::test_fill_zeros_ones_like_and_shape_ops",
+    "FloorMod": "test_math_ops.py::test_binary_gradients_with_broadcasting",
+    "GatherGrad": "test_gradients_more.py::test_gather_grad_gradient_with_repeated_indices",
+    "GatherV2": "test_array_slicing.py::test_gather_axes_repeated_indices_and_errors",
+    "Identity": "test_gradients_more.py::test_identity_and_placeholder_with_default_gradients",
+    "L2Loss": "test_nn_ops.py::test_xw_plus_b_and_l2_loss",
+    "LeakyRelu": "test_nn_ops.py::test_activation_forward_dtype_and_gradient",
+    "LeakyReluGrad": "test_gradients_more.py::test_activation_second_derivatives",
+    "Log": "test_math_ops.py::test_unary_gradients",
+    "Log1p": "test_math_ops.py::test_unary_gradients",
+    "LogSoftmax": "test_nn_ops.py::test_softmax_family_axes_rank3_and_gradients",
+    "LogSoftmaxGrad": "test_gradients_more.py::test_softmax_and_log_softmax_second_derivatives",
+    "MatMul": "test_math_ops.py::test_add_n_accumulate_n_and_matmul_transposes",
+    "Max": "test_reduction_ops.py::test_reduction_forward_shape_and_gradient",
+    "MaxPool": "test_conv_ops.py::test_pool_gradients_finite_differences",
+    "MaxPoolGrad": "test_gradients_more.py::test_max_pool_grad_and_max_pool_grad_grad_gradients",
+    "MaxPoolGradGrad": "test_gradients_more.py::test_max_pool_grad_and_max_pool_grad_grad_gradients",
+    "Maximum": "test_math_ops.py::test_binary_gradients_with_broadcasting",
+    "Mean": "test_reduction_ops.py::test_reduction_forward_shape_and_gradient",
+    "MeanGrad": "test_gradients_more.py::test_mean_grad_and_reduction_grad_gradients",
+    "Min": "test_reduction_ops.py::test_reduction_forward_shape_and_gradient",
+    "Minimum": "test_math_ops.py::test_binary_gradients_with_broadcasting",
+    "MirrorPad": "test_gradients_more.py::test_mirror_pad_forward_and_gradient",
+    "MirrorPadGrad": "test_gradients_more.py::test_mirror_pad_forward_and_gradient",
+    "Mul": "test_math_ops.py::test_binary_gradients_with_broadcasting",
+    "Neg": "test_math_ops.py::test_unary_gradients",
+    "NnBroadcastChannel": "test_gradients_more.py::test_bias_add_grad_grad_nn_broadcast_channel_gradient",
+    "NnFlatten": "test_gradients_more.py::test_layers_flatten_gradient_nn_flatten_and_reshape_like",
+    "NnGather": "test_nn_ops.py::test_embedding_lookup_forward_gradient_and_errors",
+    "NnGatherGrad": "test_gradients_more.py::test_embedding_lookup_grad_gradient",
+    "NnMoments": "test_nn_ops.py::test_moments_forward_and_gradients",
+    "NnMomentsGrad": "test_gradients_more.py::test_moments_second_derivatives",
+    "NnReshapeLike": "test_gradients_more.py::test_layers_flatten_gradient_nn_flatten_and_reshape_like",
+    "Pack": "test_array_ops.py::test_join_split_gradients",
+    "Pad": "test_array_slicing.py::test_pad_modes_shapes_and_gradient",
+    "PlaceholderWithDefault": "test_gradients_more.py::test_reshape_like_gradient_on_a_partially_known_shape",
+    "Pow": "test_math_ops.py::test_binary_gradients_with_broadcasting",
+    "Prod": "test_reduction_ops.py::test_reduction_forward_shape_and_gradient",
+    "RealDiv": "test_math_ops.py::test_binary_gradients_with_broadcasting",
+    "Reciprocal": "test_math_ops.py::test_unary_gradients",
+    "ReductionGrad": "test_gradients_more.py::test_mean_grad_and_reduction_grad_gradients",
+    "Relu": "test_nn_ops.py::test_activation_forward_dtype_and_gradient",
+    "Relu6": "test_nn_ops.py::test_activation_forward_dtype_and_gradient",
+    "Relu6Grad": "test_gradients_more.py::test_activation_second_derivatives",
+    "ReluGrad": "test_gradients_more.py::test_activation_second_derivatives",
+    "Reshape": "test_array_ops.py::test_reshape_static_and_gradient",
+    "ReshapeLike": "test_gradients_more.py::test_reshape_like_gradient_on_a_partially_known_shape",
+    "ReverseV2": "test_array_slicing.py::test_boolean_mask_and_reverse",
+    "Rsqrt": "test_math_ops.py::test_unary_gradients",
+    "Select": "test_reduction_ops.py::test_where_select_forms_and_gradient",
+    "SelectV2": "test_reduction_ops.py::test_where_select_forms_and_gradient",
+    "Sigmoid": "test_nn_ops.py::test_activation_forward_dtype_and_gradient",
+    "SigmoidCrossEntropyWithLogits": "test_nn_ops.py::test_sigmoid_xent_forward_and_gradients",
+    "SigmoidCrossEntropyWithLogitsGrad":
+        "test_gradients_more.py::test_sigmoid_xent_second_derivatives_wrt_logits_and_labels",
+    "SigmoidGrad": "test_gradients_more.py::test_activation_second_derivatives",
+    "Sin": "test_math_ops.py::test_unary_gradients",
+    "Slice": "test_array_slicing.py::test_strided_slice_masks_and_slice",
+    "Softmax": "test_nn_ops.py::test_softmax_family_axes_rank3_and_gradients",
+    "SoftmaxCrossEntropyWithLogits": "test_nn_ops.py::test_softmax_xent_v1_labels_get_no_gradient_and_axis",
+    "SoftmaxGrad": "test_gradients_more.py::test_softmax_and_log_softmax_second_derivatives",
+    "Softplus": "test_nn_ops.py::test_activation_forward_dtype_and_gradient",
+    "SoftplusGrad": "test_gradients_more.py::test_activation_second_derivatives",
+    "SparseSoftmaxCrossEntropyWithLogits": "test_nn_ops.py::test_sparse_softmax_xent_forward_gradient_and_dtype",
+    "Split": "test_array_ops.py::test_join_split_gradients",
+    "SplitV": "test_array_ops.py::test_join_split_gradients",
+    "Sqrt": "test_math_ops.py::test_unary_gradients",
+    "Square": "test_math_ops.py::test_unary_gradients",
+    "SquaredDifference": "test_math_ops.py::test_binary_gradients_with_broadcasting",
+    "Squeeze": "test_array_ops.py::test_transpose_squeeze_expand_dims",
+    "StridedSlice": "test_array_slicing.py::test_getitem_matches_numpy_with_static_shape_and_gradient",
+    "StridedSliceGrad": "test_gradients_more.py::test_strided_slice_grad_gradient",
+    "Sub": "test_math_ops.py::test_binary_gradients_with_broadcasting",
+    "Sum": "test_reduction_ops.py::test_reduction_forward_shape_and_gradient",
+    "SumToShapeOf": "test_gradients_more.py::test_sum_to_shape_of_and_broadcast_like_gradients",
+    "Tanh": "test_nn_ops.py::test_activation_forward_dtype_and_gradient",
+    "TanhGrad": "test_gradients_more.py::test_activation_second_derivatives",
+    "Tile": "test_array_ops.py::test_tile",
+    "TileGrad": "test_gradients_more.py::test_tile_grad_gradient",
+    "Transpose": "test_array_ops.py::test_transpose_squeeze_expand_dims",
+    "Unpack": "test_array_ops.py::test_join_split_gradients",
+    "XentLabelsGrad": "test_gradients_more.py::test_softmax_xent_second_derivatives_wrt_logits_and_labels",
+    "XentScaleAlongAxis": "test_gradients_more.py::test_sparse_softmax_xent_second_derivative",
+}
+
+_OPT = "stateful optimizer update of a variable (no gradient, as in TF)"
+_BOOL = "bool output"
+_RANDOM = "random draws: no differentiable input"
+# op type -> (why it has no gradient, the test that checks its forward)
+FORWARD_ONLY = {
+    "All": (_BOOL, "test_reduction_ops.py::test_int_and_bool_reductions_keep_dtype"),
+    "Any": (_BOOL, "test_reduction_ops.py::test_int_and_bool_reductions_keep_dtype"),
+    "ApplyAdagrad": (_OPT, "test_optimizers.py::test_adagrad_matches_numpy"),
+    "ApplyAdam": (_OPT, "test_optimizers.py::test_adam_matches_numpy_and_beta_powers"),
+    "ApplyCenteredRMSProp": (_OPT, "test_optimizers.py::test_rmsprop_matches_numpy"),
+    "ApplyGradientDescent": (_OPT, "test_optimizers.py::test_gradient_descent_matches_numpy"),
+    "ApplyMomentum": (_OPT, "test_optimizers.py::test_momentum_matches_numpy"),
+    "ApplyRMSProp": (_OPT, "test_optimizers.py::test_rmsprop_matches_numpy"),
+    "ArgMax": ("integer output", "test_reduction_ops.py::test_argmax_argmin"),
+    "ArgMin": ("integer output", "test_reduction_ops.py::test_argmax_argmin"),
+    "Assign": ("stateful variable write", "test_forward_more.py::test_assign_assign_add_assign_sub_values_and_dtypes"),
+    "AssignAdd": ("stateful variable write",
+                  "test_forward_more.py::test_assign_assign_add_assign_sub_values_and_dtypes"),
+    "AssignSub": ("stateful variable write",
+                  "test_forward_more.py::test_assign_assign_add_assign_sub_values_and_dtypes"),
+    "Ceil": ("piecewise constant: zero gradient a.e. (TF: None)", "test_math_ops.py::test_unary_forward_matches_numpy"),
+    "Const": ("a constant: no inputs", "test_array_ops.py::test_fill_zeros_ones_like_and_shape_ops"),
+    "Equal": (_BOOL, "test_reduction_ops.py::test_comparisons_broadcast_to_bool"),
+    "Floor": ("piecewise constant: zero gradient a.e. (TF: None)",
+              "test_math_ops.py::test_unary_forward_matches_numpy"),
+    "FloorDiv": ("piecewise constant: zero gradient a.e. (TF: None)",
+                 "test_math_ops.py::test_binary_forward_broadcasting_matches_numpy"),
+    "Greater": (_BOOL, "test_reduction_ops.py::test_comparisons_broadcast_to_bool"),
+    "GreaterEqual": (_BOOL, "test_reduction_ops.py::test_comparisons_broadcast_to_bool"),
+    "InTopK": (_BOOL, "test_nn_ops.py::test_in_top_k_matches_numpy_with_ties"),
+    "IsFinite": (_BOOL, "test_reduction_ops.py::test_equal_on_bool_and_is_nan_family"),
+    "IsInf": (_BOOL, "test_reduction_ops.py::test_equal_on_bool_and_is_nan_family"),
+    "IsNan": (_BOOL, "test_reduction_ops.py::test_equal_on_bool_and_is_nan_family"),
+    "IsVariableInitialized": (_BOOL, "test_forward_more.py::test_is_variable_initialized_before_and_after_init"),
+    "Less": (_BOOL, "test_reduction_ops.py::test_comparisons_broadcast_to_bool"),
+    "LessEqual": (_BOOL, "test_reduction_ops.py::test_comparisons_broadcast_to_bool"),
+    "LinSpace": ("static attrs only: no inputs", "test_array_ops.py::test_range_and_linspace"),
+    "LogicalAnd": (_BOOL, "test_math_ops.py::test_logical_operators_on_bool"),
+    "LogicalNot": (_BOOL, "test_math_ops.py::test_logical_operators_on_bool"),
+    "LogicalOr": (_BOOL, "test_math_ops.py::test_logical_operators_on_bool"),
+    "Multinomial": (_RANDOM + " (integer samples)", "test_random_ops.py::test_shuffle_multinomial_crop"),
+    "NoOp": ("no outputs", "test_core_smoke.py::test_linear_model_values_and_gradients_match_numpy"),
+    "NotEqual": (_BOOL, "test_reduction_ops.py::test_equal_on_bool_and_is_nan_family"),
+    "OneHot": ("integer indices input", "test_array_slicing.py::test_one_hot"),
+    "OnesLike": ("output does not depend on the input's values",
+                 "test_array_ops.py::test_fill_zeros_ones_like_and_shape_ops"),
+    "Placeholder": ("a fed source",
+                    "test_forward_more.py::test_feeding_a_wrong_shape_names_the_placeholder_and_both_shapes"),
+    "RandomOrthogonal": (_RANDOM, "test_init_ops.py::test_random_initializer_statistics"),
+    "RandomShuffle": ("random permutation (TF: NotDifferentiable)",
+                      "test_random_ops.py::test_shuffle_multinomial_crop"),
+    "RandomStandardNormal": (_RANDOM, "test_random_ops.py::test_distributions_shapes_dtypes_and_moments"),
+    "RandomUniform": (_RANDOM, "test_random_ops.py::test_distributions_shapes_dtypes_and_moments"),
+    "RandomUniformInt": (_RANDOM, "test_random_ops.py::test_distributions_shapes_dtypes_and_moments"),
+    "Range": ("static attrs only: no inputs", "test_array_ops.py::test_range_and_linspace"),
+    "Rank": ("int32 output", "test_forward_more.py::test_rank_op_on_an_unknown_rank_placeholder"),
+    "Round": ("piecewise constant: zero gradient a.e. (TF: None)",
+              "test_math_ops.py::test_unary_forward_matches_numpy"),
+    "Shape": ("integer output", "test_array_ops.py::test_fill_zeros_ones_like_and_shape_ops"),
+    "Sign": ("piecewise constant: zero gradient a.e.", "test_math_ops.py::test_unary_forward_matches_numpy"),
+    "Size": ("integer output", "test_array_ops.py::test_fill_zeros_ones_like_and_shape_ops"),
+    "StopGradient": ("blocks gradients by definition",
+                     "test_nn_ops.py::test_softmax_xent_v1_labels_get_no_gradient_and_axis"),
+    "TruncatedNormal": (_RANDOM, "test_random_ops.py::test_distributions_shapes_dtypes_and_moments"),
+    "VariableV2": ("a stateful source: gradients are taken with respect to it",
+                   "test_core_smoke.py::test_linear_model_values_and_gradients_match_numpy"),
+    "Where": ("int64 coordinates output", "test_reduction_ops.py::test_where_coordinates_int64"),
+    "ZerosLike": ("output does not depend on the input's values",
+                  "test_array_ops.py::test_fill_zeros_ones_like_and_shape_ops"),
+}
+
+# op type -> (what it is, the test that covers it)
+INTERNAL_HELPERS = {
+    "NnShape": ("int32 runtime shape for the conv gradients (NotDifferentiable)",
+                "test_conv_ops.py::test_conv2d_gradient_with_unknown_batch_uses_runtime_shape"),
+    "NnRandomUniform": ("nn-private seeded uniform draws (NotDifferentiable)",
+                        "test_forward_more.py::test_nn_random_uniform_range_moments_and_seed"),
+    # KNOWN GAP: marked NotDifferentiable, so second derivatives of reduce_prod are silently zero.
+    "ProdGrad": ("reduce_prod's gradient op; no second derivative (NotDifferentiable)",
+                 "test_reduction_ops.py::test_prod_gradient_with_zeros"),
+}
+
+LISTS = {"FD_GRADIENT_TESTED": FD_GRADIENT_TESTED, "FORWARD_ONLY": FORWARD_ONLY,
+         "INTERNAL_HELPERS": INTERNAL_HELPERS}
+
+
+def _test_ref(entry):
+    return entry if isinstance(entry, str) else entry[1]
+
+
+_FUNCS = {}
+
+
+def _test_functions(filename):
+    if filename not in _FUNCS:
+        with open(os.path.join(HERE, filename)) as f:
+            tree = ast.parse(f.read())
+        _FUNCS[filename] = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    return _FUNCS[filename]
+
+
+def test_every_registered_op_type_is_in_exactly_one_list():
+    registered = set(op_registry.registered_op_types())
+    seen = {}
+    for list_name, ops in LISTS.items():
+        for op in ops:
+            assert op not in seen, f"{op} is in both {seen[op]} and {list_name}"
+            seen[op] = list_name
+    missing = sorted(registered - set(seen))
+    stale = sorted(set(seen) - registered)
+    assert not missing, (f"op types with no test decision: {missing} -- add each to FD_GRADIENT_TESTED (with its "
+                         f"finite-difference test), FORWARD_ONLY (reason + forward test) or INTERNAL_HELPERS")
+    assert not stale, f"listed op types that are not registered: {stale}"
+
+
+def test_every_op_has_a_cpu_kernel():
+    have = {op for op, dev in kernel_registry._KERNELS if dev == "CPU"}
+    assert not sorted(set(op_registry.registered_op_types()) - have)
+
+
+def test_list_membership_matches_the_registry():
+    for op in FD_GRADIENT_TESTED:
+        op_def = op_registry.get_op_def(op)
+        assert op_def.grad_fn is not None and not op_def.not_differentiable, f"{op} has no registered gradient"
+    for op in list(FORWARD_ONLY) + list(INTERNAL_HELPERS):
+        op_def = op_registry.get_op_def(op)
+        assert op_def.grad_fn is None and op_def.not_differentiable, \
+            f"{op} must be marked NotDifferentiable (or have a gradient and an FD test)"
+
+
+def test_no_op_is_neither_differentiable_nor_marked_not_differentiable():
+    """'Neither' makes tf.gradients raise LookupError on any graph through the op."""
+    neither = [t for t in op_registry.registered_op_types()
+               if op_registry.get_op_def(t).grad_fn is None and not op_registry.get_op_def(t).not_differentiable]
+    assert not neither
+
+
+@pytest.mark.parametrize("list_name", sorted(LISTS))
+def test_referenced_tests_exist(list_name):
+    for op, entry in LISTS[list_name].items():
+        filename, func = _test_ref(entry).split("::")
+        assert func in _test_functions(filename), f"{list_name}[{op!r}] names a missing test {filename}::{func}"
+        if list_name != "FD_GRADIENT_TESTED":
+            assert entry[0], f"{op}: give the reason"
+
+
+def test_fd_references_really_use_finite_differences():
+    for op, ref in FD_GRADIENT_TESTED.items():
+        filename, func = ref.split("::")
+        node = _test_functions(filename)[func]
+        called = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        assert called & {"check_gradients", "_check_vjp", "check_gradients_fresh_sessions", "numeric_grad"}, \
+            f"{ref} (listed for {op}) calls no finite-difference oracle"
+
