@@ -111,11 +111,13 @@ def _convert_feed(t: Tensor, value):
         raw = np.asarray(value)
         arr = raw.astype(npd, copy=False) if raw.dtype != npd else raw
     except (TypeError, ValueError) as e:
-        raise TypeError(f"Cannot feed value {value!r:.80} for Tensor '{t.name}' of dtype {t.dtype.name}: {e}") \
-            from None
-    if raw.dtype.kind == "f" and npd.kind in "iub" and raw.size and not np.array_equal(raw, arr):
-        raise TypeError(f"Cannot feed value of dtype {raw.dtype} with non-integral values for Tensor '{t.name}', "
-                        f"which has dtype {t.dtype.name} and shape {t.shape}")
+        raise TypeError(f"Cannot feed value {value!r:.80} of type {type(value).__name__} for Tensor '{t.name}', "
+                        f"which has dtype {t.dtype.name} and shape '{t.shape}': {e}") from None
+    if npd.kind in "iub" and raw.dtype != npd and raw.size and not np.array_equal(raw, arr):
+        # a fractional float, or an int that does not fit (numpy would truncate or wrap silently)
+        shown = f"{value!r:.80}" if raw.ndim == 0 else f"of dtype {raw.dtype} and shape {raw.shape}"
+        raise TypeError(f"Cannot feed value {shown} for Tensor '{t.name}', which has dtype {t.dtype.name} and "
+                        f"shape '{t.shape}': the values are not representable as {t.dtype.name}")
     if not _shape_fits(t.shape.as_tuple(), arr.shape):
         raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor '{t.name}', which has shape "
                          f"'{t.shape}'")
