@@ -51,6 +51,24 @@ class Dimension:
         return "?" if self.value is None else str(self.value)
 
 
+class KnownDim(int):
+    """A known dimension as returned by `shape[i]`: a plain `int` that also has TF1's `.value`.
+
+    TF1 code writes `x.get_shape()[1].value` and `int(x.get_shape()[1])`; the rest of the runtime treats
+    dims as ints. Arithmetic returns plain ints. Unknown dims are `None` (so `.value` on them raises
+    AttributeError, where TF1 gives None -- `is None` checks keep working).
+    """
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+    def __repr__(self):
+        return int.__repr__(self)
+
+
 class TensorShape:
     """A possibly partial shape. `TensorShape(None)` has unknown rank."""
 
@@ -109,7 +127,8 @@ class TensorShape:
             return TensorShape(None) if isinstance(key, slice) else None
         if isinstance(key, slice):
             return TensorShape(self._dims[key])
-        return self._dims[key]
+        d = self._dims[key]
+        return None if d is None else KnownDim(d)
 
     def __bool__(self):
         return self._dims is not None
