@@ -34,6 +34,7 @@ from .placement import *  # noqa: F401,F403
 from .session import InteractiveSession, Session
 from . import nn, layers, losses, train  # noqa: E402
 from . import datasets  # noqa: E402
+from . import app, flags  # noqa: E402  (tf.app.run, tf.flags / tf.app.flags)
 
 newaxis = None
 AUTO_REUSE = _sys.modules[__name__].__dict__.get("AUTO_REUSE", "auto_reuse")
