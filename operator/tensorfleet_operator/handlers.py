@@ -14,6 +14,16 @@ The only module that imports kopf. Flow of one reconcile (``Controller``):
 4. the plan's ``requeue_after`` becomes an asyncio timer, so deadlines and
    TTLs fire even when nothing else happens.
 
+With ``--peering`` (hot standby) the operator works only while kopf has not
+paused it. kopf pauses a lower-priority operator by closing its watch streams
+and stopping its daemons, but it knows nothing of the Controller's own timers
+(deadline, TTL, error backoff) or of reconciles in flight. So the Controller
+starts paused and runs only while a kopf daemon on the peering object runs
+(``peering_holder``): kopf stops that daemon when it pauses the operator
+(``Controller.pause``: timers and reconciles in flight are cancelled, triggers
+are only remembered) and spawns it again after it resumes
+(``Controller.resume``: every known job is reconciled).
+
 Nothing here is persisted outside the TFJob's status, so an operator restart
 simply reconciles every job again; deterministic names keep it duplicate-free.
 """
@@ -88,10 +98,45 @@ class Controller:
     _secrets: set[str] = field(default_factory=set)          # job uids whose Secret exists
     _pod_groups: set[str] = field(default_factory=set)       # job uids whose PodGroup exists
     _pod_groups_gone: set[str] = field(default_factory=set)  # job uids whose PodGroup was deleted
+    _holders: int = 0                                        # running peering_holder daemons
 
     def __post_init__(self) -> None:
         self.opts = self.config.child_options()
         self.instance = socket.gethostname()
+        # With peering, nothing runs until kopf says this operator is not paused (see hold()).
+        self.active = not self.config.peering_name
+
+    # -- peering: pause and resume -----------------------------------------------------
+    def hold(self) -> None:
+        """A peering_holder daemon started: kopf has not paused this operator."""
+        self._holders += 1
+        if not self.active:
+            self.resume()
+
+    def release(self) -> None:
+        """A peering_holder daemon stopped: kopf paused the operator (or it is exiting)."""
+        self._holders = max(self._holders - 1, 0)
+        if self._holders == 0 and self.config.peering_name and self.active:
+            self.pause()
+
+    def pause(self) -> None:
+        """Stop working: cancel timers and reconciles in flight; triggers are only remembered."""
+        logger.info('paused by peering: another operator with a higher priority is active')
+        self.active = False
+        for state in self._jobs.values():
+            if state.timer is not None:
+                state.timer.cancel()
+                state.timer = None
+            state.dirty = False
+            if state.task is not None and not state.task.done():
+                state.task.cancel()
+
+    def resume(self) -> None:
+        """Start (again) to work: reconcile every job known so far."""
+        logger.info('active: no operator with a higher priority in peering %s', self.config.peering_name)
+        self.active = True
+        for namespace, name in list(self._jobs):
+            self.trigger(namespace, name)
 
     # -- connection ---------------------------------------------------------------
     def connect(self, info: Any) -> None:
@@ -123,6 +168,8 @@ class Controller:
     def trigger(self, namespace: str, name: str) -> None:
         key = (namespace, name)
         state = self._jobs.setdefault(key, _JobState())
+        if not self.active:
+            return                 # remembered: resume() reconciles it
         if state.task is not None and not state.task.done():
             state.dirty = True
             return
@@ -132,6 +179,9 @@ class Controller:
         state = self._jobs.setdefault((namespace, name), _JobState())
         if state.timer is not None:
             state.timer.cancel()
+            state.timer = None
+        if not self.active:
+            return
         loop = asyncio.get_running_loop()
         state.timer = loop.call_later(max(delay, 0.0), self.trigger, namespace, name)
 
@@ -146,7 +196,7 @@ class Controller:
         return len(self._jobs)
 
     async def _run(self, key: tuple[str, str], state: _JobState) -> None:
-        while True:
+        while self.active:
             state.dirty = False
             if self.config.debounce_seconds:
                 await asyncio.sleep(self.config.debounce_seconds)
@@ -384,14 +434,39 @@ def build_registry(controller: Controller, login: LoginFn | None = None,
     for plural in ('pods', 'services'):
         kopf.on.event('', 'v1', plural, labels={api.JOB_NAME_LABEL: kopf.PRESENT},
                       registry=registry, id=f'{plural}_event')(child_event)
+
+    if config.peering_name:
+        # kopf runs this daemon only while the operator is not paused by peering (its
+        # daemon_killer stops every daemon on pause; the re-listing after resume respawns it).
+        # The Controller works only while one runs. kopf puts its finalizer on the peering object.
+        peering_name = config.peering_name
+
+        @kopf.daemon(PEERING_GROUP, PEERING_VERSION, peering_plural(config), id='peering_holder',
+                     when=lambda name, **_: name == peering_name, cancellation_timeout=5,
+                     registry=registry)
+        async def peering_holder(stopped: Any, **_: Any) -> None:
+            controller.hold()
+            try:
+                await stopped.wait()
+            finally:
+                controller.release()
     return registry
+
+
+PEERING_GROUP, PEERING_VERSION = 'kopf.dev', 'v1'
+
+
+def peering_plural(config: OperatorConfig) -> str:
+    """kopf's peering resource: cluster-wide operators use ClusterKopfPeering, others KopfPeering."""
+    return 'clusterkopfpeerings' if config.clusterwide else 'kopfpeerings'
 
 
 async def run_operator(config: OperatorConfig, *, controller: Controller | None = None,
                        login: LoginFn | None = None,
                        configure: Callable[[kopf.OperatorSettings], None] | None = None,
-                       stop_flag: asyncio.Event | None = None, ready_flag: asyncio.Event | None = None) -> None:
-    """Run the operator in the current event loop until ``stop_flag`` is set."""
+                       stop_flag: Any = None, ready_flag: Any = None, identity: str | None = None) -> None:
+    """Run the operator in the current event loop until ``stop_flag`` is set (an asyncio or
+    threading Event). ``identity`` is kopf's peer id (default: kopf's, from POD_ID or the host)."""
     controller = controller or Controller(config)
     registry = build_registry(controller, login=login, configure=configure)
     await kopf.operator(
@@ -404,6 +479,7 @@ async def run_operator(config: OperatorConfig, *, controller: Controller | None 
         liveness_endpoint=config.liveness_endpoint,
         stop_flag=stop_flag,
         ready_flag=ready_flag,
+        identity=identity,
     )
 
 

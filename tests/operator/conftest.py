@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from typing import Any, Callable
 
 import kopf
@@ -32,28 +33,49 @@ class Harness:
         self.controllers: list[Controller] = []
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
+        self.threads: list[ThreadedOperator] = []
         self.group = GROUP
 
     # -- operator lifecycle -------------------------------------------------
-    async def start(self, **config: Any) -> Controller:
-        cfg = OperatorConfig(api_group=self.group, debounce_seconds=0.01, error_backoff_seconds=(0.2, 0.5, 1.0),
-                             **config)
-        self.controller = Controller(cfg)
-        self.controllers.append(self.controller)
-        self._stop, ready = asyncio.Event(), asyncio.Event()
+    def config(self, **config: Any) -> OperatorConfig:
+        return OperatorConfig(api_group=self.group, debounce_seconds=0.01, error_backoff_seconds=(0.2, 0.5, 1.0),
+                              **config)
 
+    def run_kwargs(self, peering_lifetime: int | None = None) -> dict[str, Any]:
         def configure(settings: kopf.OperatorSettings) -> None:
             settings.watching.inactivity_timeout = 999999     # kmock sends no bookmarks
             settings.watching.reconnect_backoff = 0.05
             settings.posting.enabled = False
+            if peering_lifetime is not None:
+                settings.peering.lifetime = peering_lifetime
+        return {'configure': configure, 'login': lambda **_: kopf.ConnectionInfo(server=self.url, insecure=True)}
 
+    async def start(self, identity: str | None = None, peering_lifetime: int | None = None,
+                    **config: Any) -> Controller:
+        cfg = self.config(**config)
+        self.controller = Controller(cfg)
+        self.controllers.append(self.controller)
+        self._stop, ready = asyncio.Event(), asyncio.Event()
         self._task = asyncio.create_task(run_operator(
-            cfg, controller=self.controller, configure=configure, stop_flag=self._stop, ready_flag=ready,
-            login=lambda **_: kopf.ConnectionInfo(server=self.url, insecure=True)))
+            cfg, controller=self.controller, stop_flag=self._stop, ready_flag=ready, identity=identity,
+            **self.run_kwargs(peering_lifetime)))
         await asyncio.wait_for(ready.wait(), 10)
         return self.controller
 
+    async def start_in_thread(self, identity: str, peering_lifetime: int | None = None,
+                              **config: Any) -> 'ThreadedOperator':
+        """A second operator in its own thread and event loop. (Two kopf operators cannot share
+        a loop: when one stops, kopf cancels every task created after it started, the other
+        operator's included.)"""
+        op = ThreadedOperator(Controller(self.config(**config)), identity,
+                              self.run_kwargs(peering_lifetime))
+        self.threads.append(op)
+        await asyncio.to_thread(op.started.wait, 10)
+        return op
+
     async def stop(self) -> None:
+        for op in self.threads:
+            await op.stop()
         if self._task is not None and self._stop is not None:
             self._stop.set()
             # kopf waits 5 s for "hung" tasks, which here are only kmock's server-side watch
@@ -149,6 +171,23 @@ class Harness:
                 raise AssertionError(f'timed out waiting for {what or check}; job statuses: '
                                      f'{ {n: j.get("status") for n, j in self.objects("tfjobs").items()} }')
             await asyncio.sleep(0.02)
+
+
+class ThreadedOperator:
+    """run_operator in a thread with its own event loop; stop() waits for a graceful exit."""
+
+    def __init__(self, controller: Controller, identity: str, run_kwargs: dict[str, Any]) -> None:
+        self.controller = controller
+        self.started, self._stop = threading.Event(), threading.Event()
+        self._thread = threading.Thread(target=asyncio.run, daemon=True, args=(run_operator(
+            controller.config, controller=controller, stop_flag=self._stop, ready_flag=self.started,
+            identity=identity, **run_kwargs),))
+        self._thread.start()
+
+    async def stop(self) -> None:
+        self._stop.set()
+        await asyncio.to_thread(self._thread.join, 15)
+        assert not self._thread.is_alive(), 'the threaded operator did not stop'
 
 
 @pytest.fixture()

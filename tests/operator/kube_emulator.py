@@ -163,10 +163,17 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
 
 
 def declare_resources(emulator: kmock.KubernetesEmulator, group: str = 'tensorfleet.io') -> None:
-    """Discovery for the built-in groups plus the TFJob and PodGroup resources."""
+    """Discovery for the built-in groups plus the TFJob, both PodGroups (Volcano and
+    scheduler-plugins) and kopf's peering resources (KopfPeering, ClusterKopfPeering)."""
     emulator.resources.load_bundled()
     verbs = {'get', 'list', 'watch', 'create', 'patch', 'delete'}
     emulator.resources[f'{group}/v1/tfjobs'] = kmock.ResourceInfo(
         kind='TFJob', singular='tfjob', namespaced=True, verbs=verbs, subresources={'status'})
     emulator.resources['scheduling.volcano.sh/v1beta1/podgroups'] = kmock.ResourceInfo(
         kind='PodGroup', singular='podgroup', namespaced=True, verbs=verbs)
+    emulator.resources['scheduling.x-k8s.io/v1alpha1/podgroups'] = kmock.ResourceInfo(
+        kind='PodGroup', singular='podgroup', namespaced=True, verbs=verbs, subresources={'status'})
+    emulator.resources['kopf.dev/v1/kopfpeerings'] = kmock.ResourceInfo(
+        kind='KopfPeering', singular='kopfpeering', namespaced=True, verbs=verbs)
+    emulator.resources['kopf.dev/v1/clusterkopfpeerings'] = kmock.ResourceInfo(
+        kind='ClusterKopfPeering', singular='clusterkopfpeering', namespaced=False, verbs=verbs)
