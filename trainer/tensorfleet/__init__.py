@@ -35,6 +35,7 @@ from .session import InteractiveSession, Session
 from . import nn, layers, losses, train  # noqa: E402
 from . import datasets  # noqa: E402
 from . import app, flags  # noqa: E402  (tf.app.run, tf.flags / tf.app.flags)
+from . import tf_logging as logging  # noqa: E402  (tf.logging)
 
 newaxis = None
 AUTO_REUSE = _sys.modules[__name__].__dict__.get("AUTO_REUSE", "auto_reuse")
