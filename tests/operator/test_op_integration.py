@@ -189,6 +189,34 @@ async def test_gang_volcano_pod_group_first_and_removed_at_the_end(cluster):
     await cluster.wait_for(lambda: 'gang' not in cluster.objects('podgroups'), what='PodGroup deleted')
 
 
+def pod_groups(cluster, group):
+    return {key[2]: obj.raw for key, obj in list(cluster.kmock.objects.items())
+            if key[0].plural == 'podgroups' and key[0].group == group and key[1] == 'ns' and not obj.deleted}
+
+
+async def test_gang_scheduler_plugins_pod_group_first_and_removed_at_the_end(cluster):
+    await cluster.start(gang_scheduler='scheduler-plugins')
+    await cluster.create_job(tfjob('sp', ps=1, worker=3, run_policy={
+        'schedulingPolicy': {'minAvailable': 3, 'scheduleTimeoutSeconds': 60}}))
+    await cluster.wait_for(lambda: len(cluster.pods('sp')) == 4)
+    group = pod_groups(cluster, 'scheduling.x-k8s.io')['sp']
+    assert group['apiVersion'] == 'scheduling.x-k8s.io/v1alpha1' and group['kind'] == 'PodGroup'
+    assert group['spec'] == {'minMember': 3, 'scheduleTimeoutSeconds': 60}
+    assert group['metadata']['ownerReferences'][0]['uid'] == cluster.job('sp')['metadata']['uid']
+    assert pod_groups(cluster, 'scheduling.volcano.sh') == {}
+    first_pod = min(int(p['metadata']['resourceVersion']) for p in cluster.pods('sp').values())
+    assert int(group['metadata']['resourceVersion']) < first_pod          # created before any pod
+    for pod in cluster.pods('sp').values():
+        assert pod['spec']['schedulerName'] == 'scheduler-plugins-scheduler'
+        assert pod['metadata']['labels']['scheduling.x-k8s.io/pod-group'] == 'sp'
+        assert 'scheduling.k8s.io/group-name' not in (pod['metadata'].get('annotations') or {})
+    await cluster.set_pod('sp-worker-0', 'Succeeded', exit_code=0)
+    await cluster.wait_for(lambda: 'sp' not in pod_groups(cluster, 'scheduling.x-k8s.io'),
+                           what='PodGroup deleted')
+    assert len(cluster.events('SuccessfulCreatePodGroup')) == 1
+    await cluster.wait_for(lambda: len(cluster.events('SuccessfulDeletePodGroup')) == 1)
+
+
 async def test_kubeflow_manifest_runs_unchanged_under_the_kubeflow_group(cluster):
     """TENSORFLEET_API_GROUP=kubeflow.org: a Kubeflow TFJob v1 manifest works as-is."""
     import pathlib
