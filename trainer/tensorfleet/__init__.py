@@ -36,6 +36,7 @@ from . import nn, layers, losses, train  # noqa: E402
 from . import datasets  # noqa: E402
 from . import app, flags  # noqa: E402  (tf.app.run, tf.flags / tf.app.flags)
 from . import tf_logging as logging  # noqa: E402  (tf.logging)
+from . import gfile  # noqa: E402  (tf.gfile, local files only)
 
 newaxis = None
 AUTO_REUSE = _sys.modules[__name__].__dict__.get("AUTO_REUSE", "auto_reuse")
