@@ -4,12 +4,16 @@
 and out, no model classes, and a bounded number of requests in flight (the
 real API server throttles service accounts; see real-apiserver note 7).
 It knows nothing of TFJobs; credentials come from kopf's login in
-``handlers.py`` as a :class:`Credentials`.
+``handlers.py`` as a :class:`Credentials`. Client certificates and keys given
+as data are written to a private temporary directory only while the SSL
+context loads them.
 """
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import os
 import ssl
 import tempfile
 from dataclasses import dataclass
@@ -45,11 +49,18 @@ class Credentials:
     private_key_data: str | bytes | None = None
 
 
-def _to_file(data: str | bytes) -> str:
-    f = tempfile.NamedTemporaryFile(prefix='tensorfleet-', delete=False)
-    f.write(data.encode() if isinstance(data, str) else data)
-    f.close()
-    return f.name
+def _pem(data: str | bytes) -> str:
+    """PEM text from PEM or from base64 (kubeconfig's ``*-data`` fields, as kopf passes them on)."""
+    text = data.decode('ascii') if isinstance(data, bytes) else data
+    return text if text.lstrip().startswith('-----BEGIN ') else base64.b64decode(text).decode('ascii')
+
+
+def _write_private(directory: str, name: str, data: str | bytes) -> str:
+    path = os.path.join(directory, name)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, 'w') as f:
+        f.write(_pem(data))
+    return path
 
 
 def _ssl_context(creds: Credentials) -> ssl.SSLContext | bool:
@@ -57,11 +68,16 @@ def _ssl_context(creds: Credentials) -> ssl.SSLContext | bool:
         return False
     if creds.insecure:
         return False
-    cadata = creds.ca_data.decode() if isinstance(creds.ca_data, bytes) else creds.ca_data
+    cadata = _pem(creds.ca_data) if creds.ca_data else None
     ctx = ssl.create_default_context(cafile=creds.ca_path, cadata=cadata)
-    cert = creds.certificate_path or (creds.certificate_data and _to_file(creds.certificate_data))
-    key = creds.private_key_path or (creds.private_key_data and _to_file(creds.private_key_data))
-    if cert:
+    if not (creds.certificate_path or creds.certificate_data):
+        return ctx
+    # ssl loads client certificates only from files; the context keeps them in memory once loaded,
+    # so the files live in a private (0700) directory only for the load_cert_chain call.
+    with tempfile.TemporaryDirectory(prefix='tensorfleet-') as tmp:
+        cert = creds.certificate_path or _write_private(tmp, 'client.crt', creds.certificate_data or b'')
+        key = creds.private_key_path or (creds.private_key_data
+                                         and _write_private(tmp, 'client.key', creds.private_key_data))
         ctx.load_cert_chain(cert, key or None)
     return ctx
 
