@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import inspect
 import logging
 import secrets
 import socket
@@ -99,6 +100,7 @@ class Controller:
     _pod_groups: set[str] = field(default_factory=set)       # job uids whose PodGroup exists
     _pod_groups_gone: set[str] = field(default_factory=set)  # job uids whose PodGroup was deleted
     _holders: int = 0                                        # running peering_holder daemons
+    _relogin: Callable[[], Any] | None = None                # kopf's login again (after a 401)
 
     def __post_init__(self) -> None:
         self.opts = self.config.child_options()
@@ -139,19 +141,39 @@ class Controller:
             self.trigger(namespace, name)
 
     # -- connection ---------------------------------------------------------------
-    def connect(self, info: Any) -> None:
-        """Take kopf's ConnectionInfo and build the REST client from it."""
+    @staticmethod
+    def credentials(info: Any) -> Credentials:
+        """kopf's ConnectionInfo as the REST client's Credentials."""
         def s(v: Any) -> Any:
             return None if v is None else (v if isinstance(v, (str, bytes)) else str(v))
-        creds = Credentials(server=info.server, token=info.token, scheme=info.scheme,
-                            username=info.username, password=info.password, ca_path=s(info.ca_path),
-                            ca_data=info.ca_data, insecure=bool(info.insecure),
-                            certificate_path=s(info.certificate_path), certificate_data=info.certificate_data,
-                            private_key_path=s(info.private_key_path), private_key_data=info.private_key_data)
-        if self.client is None or self.client.creds != creds:
-            old, self.client = self.client, KubeClient(creds, self.config.max_in_flight)
-            if old is not None:
-                asyncio.get_running_loop().create_task(old.close())
+        return Credentials(server=info.server, token=info.token, scheme=info.scheme,
+                           username=info.username, password=info.password, ca_path=s(info.ca_path),
+                           ca_data=info.ca_data, insecure=bool(info.insecure),
+                           certificate_path=s(info.certificate_path), certificate_data=info.certificate_data,
+                           private_key_path=s(info.private_key_path), private_key_data=info.private_key_data)
+
+    async def connect(self, info: Any, relogin: Callable[[], Any] | None = None) -> None:
+        """Take kopf's ConnectionInfo (from its login handler) for the REST client.
+
+        ``relogin`` runs the same login again; the client calls it when one of its own
+        requests gets 401 (kopf re-authenticates only after a 401 on kopf's requests).
+        """
+        if relogin is not None:
+            self._relogin = relogin
+        creds = self.credentials(info)
+        if self.client is None:
+            self.client = KubeClient(creds, self.config.max_in_flight, refresh=self._refresh_credentials)
+        else:
+            await self.client.update(creds)
+
+    async def _refresh_credentials(self) -> Credentials | None:
+        if self._relogin is None:
+            return None
+        logger.info('HTTP 401 Unauthorized on the operator\'s own request: logging in again')
+        info = self._relogin()
+        if inspect.isawaitable(info):
+            info = await info
+        return None if info is None else self.credentials(info)
 
     async def close(self) -> None:
         for state in self._jobs.values():
@@ -408,7 +430,7 @@ def build_registry(controller: Controller, login: LoginFn | None = None,
     async def login_handler(**kwargs: Any) -> Any:
         info = login_fn(**kwargs)
         if info is not None:
-            controller.connect(info)
+            await controller.connect(info, relogin=lambda: login_fn(**kwargs))
         return info
 
     @kopf.on.cleanup(registry=registry)

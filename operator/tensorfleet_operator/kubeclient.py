@@ -4,9 +4,11 @@
 and out, no model classes, and a bounded number of requests in flight (the
 real API server throttles service accounts; see real-apiserver note 7).
 It knows nothing of TFJobs; credentials come from kopf's login in
-``handlers.py`` as a :class:`Credentials`. Client certificates and keys given
-as data are written to a private temporary directory only while the SSL
-context loads them.
+``handlers.py`` as a :class:`Credentials`: :meth:`KubeClient.update` when kopf
+logs in again, and the ``refresh`` callback (which runs the login again) when a
+request gets 401 Unauthorized; the request is then retried once with the new
+credentials. Client certificates and keys given as data are written to a
+private temporary directory only while the SSL context loads them.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import os
 import ssl
 import tempfile
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Awaitable, Callable
 from urllib.parse import quote
 
 import aiohttp
@@ -26,11 +28,12 @@ MERGE_PATCH = 'application/merge-patch+json'
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str, body: Any = None) -> None:
+    def __init__(self, status: int, message: str, body: Any = None, creds: 'Credentials | None' = None) -> None:
         super().__init__(f'HTTP {status}: {message}')
         self.status = status
         self.message = message
         self.body = body
+        self.creds = creds          # the credentials the request was made with
 
 
 @dataclass(frozen=True)
@@ -82,11 +85,19 @@ def _ssl_context(creds: Credentials) -> ssl.SSLContext | bool:
     return ctx
 
 
+RefreshFn = Callable[[], Awaitable['Credentials | None']]
+
+
 class KubeClient:
-    def __init__(self, creds: Credentials, max_in_flight: int = 32) -> None:
+    def __init__(self, creds: Credentials, max_in_flight: int = 32, refresh: RefreshFn | None = None) -> None:
         self.creds = creds
+        self.refresh = refresh          # log in again after a 401 (None: no retry)
         self._limit = asyncio.Semaphore(max_in_flight)
         self._session: aiohttp.ClientSession | None = None
+        self._session_creds: Credentials | None = None
+        self._in_flight: dict[aiohttp.ClientSession, int] = {}
+        self._retired: list[aiohttp.ClientSession] = []     # closed once their requests are done
+        self._refreshing = asyncio.Lock()
 
     def _headers(self) -> dict[str, str]:
         headers = {'Accept': 'application/json'}
@@ -102,30 +113,77 @@ class KubeClient:
                 base_url=None, auth=auth, headers=self._headers(),
                 connector=aiohttp.TCPConnector(ssl=_ssl_context(self.creds), limit=0),
                 timeout=aiohttp.ClientTimeout(total=60))
+            self._session_creds = self.creds
         return self._session
 
+    async def update(self, creds: Credentials) -> None:
+        """Use new credentials from now on; requests in flight finish on the old session."""
+        if creds == self.creds:
+            return
+        self.creds = creds
+        old, self._session = self._session, None
+        if old is not None:
+            if self._in_flight.get(old):
+                self._retired.append(old)
+            else:
+                await old.close()
+
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for session in [self._session, *self._retired]:
+            if session is not None:
+                await session.close()
+        self._session, self._retired = None, []
+
+    async def _relogin(self, failed: Credentials | None) -> bool:
+        """After a 401 with ``failed``: True if there are other credentials to retry with."""
+        async with self._refreshing:
+            if self.creds != failed:           # someone (kopf's login, another request) refreshed
+                return True
+            if self.refresh is None:
+                return False
+            creds = await self.refresh()
+            if creds is None or creds == failed:
+                return False
+            await self.update(creds)
+            return True
 
     async def request(self, method: str, path: str, *, params: dict[str, str] | None = None,
                       body: Any = None, content_type: str = 'application/json') -> Any:
-        session = await self._get_session()
-        url = self.creds.server.rstrip('/') + path
+        try:
+            return await self._request(method, path, params, body, content_type)
+        except ApiError as e:
+            if e.status != 401 or not await self._relogin(e.creds):
+                raise
+        return await self._request(method, path, params, body, content_type)     # once
+
+    async def _request(self, method: str, path: str, params: dict[str, str] | None, body: Any,
+                       content_type: str) -> Any:
         data = None if body is None else json.dumps(body)
         headers = {'Content-Type': content_type} if body is not None else None
         async with self._limit:
-            async with session.request(method, url, params=params, data=data, headers=headers) as resp:
-                text = await resp.text()
-                try:
-                    payload = json.loads(text) if text else None
-                except ValueError:
-                    payload = text
-                if resp.status >= 400:
-                    message = payload.get('message', text) if isinstance(payload, dict) else text
-                    raise ApiError(resp.status, str(message)[:500], payload)
-                return payload
+            session = await self._get_session()
+            creds = self._session_creds
+            assert creds is not None
+            url = creds.server.rstrip('/') + path
+            self._in_flight[session] = self._in_flight.get(session, 0) + 1
+            try:
+                async with session.request(method, url, params=params, data=data, headers=headers) as resp:
+                    text = await resp.text()
+                    try:
+                        payload = json.loads(text) if text else None
+                    except ValueError:
+                        payload = text
+                    if resp.status >= 400:
+                        message = payload.get('message', text) if isinstance(payload, dict) else text
+                        raise ApiError(resp.status, str(message)[:500], payload, creds)
+                    return payload
+            finally:
+                self._in_flight[session] -= 1
+                if not self._in_flight[session]:
+                    del self._in_flight[session]
+                    if session in self._retired:
+                        self._retired.remove(session)
+                        await session.close()
 
     async def get(self, path: str) -> dict[str, Any] | None:
         """The object, or None if it does not exist."""

@@ -7,7 +7,7 @@ creationTimestamp, an increasing resourceVersion on every write, generateName,
 ``status.phase: Pending`` on new pods (the API server's default), label
 selectors (equality, inequality and existence) on lists and watches, watches
 that start from a resourceVersion and subscribe before their snapshot, and 422
-on a failed JSON-patch test. It touches kmock internals: pin ``kmock==0.8``.
+on a failed JSON-patch test, and 401 for revoked bearer tokens. It touches kmock internals: pin ``kmock==0.8``.
 
 Not emulated: garbage collection, admission, CRD-schema validation, strategic
 merge, PUT, server-side apply.
@@ -99,8 +99,14 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
     _rv = itertools.count(1000)    # class-level: monotonic across instances, harmless
     _last_rv = 999
     create_delay = 0.0             # seconds each create takes (to stop an operator mid-way)
+    revoked_tokens: frozenset[str] = frozenset()   # bearer tokens answered with 401 (expired)
+    unauthorized = 0               # how many requests got 401
 
     async def _handle(self, request: Any) -> Any:
+        auth = request.headers.get('Authorization') or ''
+        if auth.startswith('Bearer ') and auth[len('Bearer '):] in self.revoked_tokens:
+            self.unauthorized += 1
+            raise kmock.KubernetesError(status=401, reason='Unauthorized', message='Unauthorized')
         if self.create_delay and request.action == enums.action.CREATE:
             await asyncio.sleep(self.create_delay)
         if request.resource is not None and isinstance(request.data, (dict, list)):

@@ -1,14 +1,59 @@
-"""kubeclient.py: credentials. Client certificates given as data (PEM, or base64 as in a
-kubeconfig) are loaded and leave no file behind."""
+"""kubeclient.py: credentials. A 401 on the operator's own requests logs in again and retries
+once; client certificates given as data leave no file behind."""
 import base64
 import shutil
 import ssl
 import subprocess
 import tempfile
 
+import kopf
 import pytest
 
+from op_builders import tfjob
 from tensorfleet_operator.kubeclient import Credentials, KubeClient
+
+pytestmark = pytest.mark.filterwarnings('ignore:read_binary is deprecated:DeprecationWarning')
+
+
+async def test_a_401_on_the_operators_own_request_logs_in_again_and_retries(cluster):
+    token = {'value': 'old'}
+    logins = []
+
+    def login(**_):
+        logins.append(token['value'])
+        return kopf.ConnectionInfo(server=cluster.url, token=token['value'], insecure=True)
+
+    controller = await cluster.start(login=login)
+    await cluster.create_job(tfjob('before', worker=1))
+    await cluster.wait_for(lambda: 'before-worker-0' in cluster.pods(), what='pod with the first token')
+    # The token expires: the API server rejects it; logging in again yields a new one. kopf's own
+    # watch streams are already open, so only the operator's own requests see the 401.
+    token['value'] = 'new'
+    cluster.kmock.revoked_tokens = frozenset({'old'})
+    await cluster.create_job(tfjob('after', worker=1))
+    await cluster.wait_for(lambda: 'after-worker-0' in cluster.pods(), timeout=3, what='pod after the 401')
+    assert cluster.kmock.unauthorized >= 1
+    assert logins == ['old', 'new']
+    assert controller.client.creds.token == 'new'
+    errors = controller.metrics.registry.get_sample_value('tensorfleet_operator_reconcile_errors_total')
+    assert errors == 0, 'the 401 reached the reconcile instead of being retried'
+
+
+async def test_a_401_with_nothing_new_from_the_login_is_raised_after_one_try(cluster):
+    from tensorfleet_operator.kubeclient import ApiError
+    cluster.kmock.revoked_tokens = frozenset({'old'})
+    refreshes = []
+
+    async def refresh():
+        refreshes.append(1)
+        return Credentials(server=cluster.url, token='old')      # the same: nothing to retry with
+    client = KubeClient(Credentials(server=cluster.url, token='old'), refresh=refresh)
+    try:
+        with pytest.raises(ApiError) as err:
+            await client.list('/api/v1/namespaces/ns/pods')
+        assert err.value.status == 401 and refreshes == [1] and cluster.kmock.unauthorized == 1
+    finally:
+        await client.close()
 
 
 def _openssl(*args, cwd):
