@@ -231,6 +231,32 @@ def _carry_pod_restarts(entry: dict[str, Any]) -> None:
         entry['earlierPodRestarts'] = earlier + last_in_place
 
 
+POD_STATE_KEYS = ('exitCode', 'reason', 'message')
+LAST_POD_STATE_KEYS = ('lastExitCode', 'lastReason', 'lastMessage')
+
+
+def _retire_pod_state(entry: dict[str, Any]) -> None:
+    """The index's pod went away (restarted, vanished) or was replaced: its ``exitCode``,
+    ``reason`` and ``message`` become ``lastExitCode``, ``lastReason`` and ``lastMessage``,
+    together (a field the pod did not have is removed, never left from an older pod)."""
+    if any(k in entry for k in POD_STATE_KEYS):
+        for key, last in zip(POD_STATE_KEYS, LAST_POD_STATE_KEYS):
+            if key in entry:
+                entry[last] = entry.pop(key)
+            else:
+                entry.pop(last, None)
+
+
+def _set_pod_state(entry: dict[str, Any], exit_code: int | None, reason: str | None,
+                   message: str | None) -> None:
+    """``exitCode``, ``reason`` and ``message`` describe the index's current pod only."""
+    for key, value in zip(POD_STATE_KEYS, (exit_code, reason, message)):
+        if value is None or value == '':
+            entry.pop(key, None)
+        else:
+            entry[key] = value
+
+
 def _suspend(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.datetime, gang: bool) -> None:
     status = plan.status
     _delete_children(plan, obs)
@@ -352,11 +378,14 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
             entry.setdefault('recreations', 0)
             earlier = entry.get('earlierPodRestarts', 0)
             if view is None:
+                if entry.get('podUID'):
+                    _retire_pod_state(entry)
                 if 'pod/' + name in obs.blocked:
-                    entry['phase'], entry['reason'] = 'Pending', 'NameTaken'
-                    entry['message'] = f'a pod named {name} belongs to another owner'
+                    entry['phase'] = 'Pending'
+                    _set_pod_state(entry, None, 'NameTaken', f'a pod named {name} belongs to another owner')
                     plan.requeue(BLOCKED_RETRY_SECONDS)
                 else:
+                    _set_pod_state(entry, None, None, None)
                     if entry.get('podUID') and entry.get('podUID') != entry.get('restartedPodUID'):
                         _carry_pod_restarts(entry)
                         earlier = entry.get('earlierPodRestarts', 0)
@@ -371,19 +400,15 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
                 entry['restarts'] = entry['recreations'] + earlier
             else:
                 views[(rtype, i)] = view
+                if entry.get('podUID') and entry['podUID'] != view.uid:
+                    _retire_pod_state(entry)      # replaced without this operator seeing the gap
                 entry['podUID'] = view.uid
                 entry['phase'] = view.phase
                 # A pod already restarted (its delete not yet seen) had its restarts carried over.
                 current = 0 if view.uid == entry.get('restartedPodUID') else view.restarts
                 entry['restarts'] = entry['recreations'] + earlier + current
                 in_place += current
-                if view.exit_code is not None:
-                    entry['exitCode'] = view.exit_code
-                for key, value in (('reason', view.reason), ('message', view.message)):
-                    if value:
-                        entry[key] = value
-                    elif view.phase in ('Running', 'Pending') and view.exit_code is None:
-                        entry.pop(key, None)
+                _set_pod_state(entry, view.exit_code, view.reason, view.message)
                 if view.phase == 'Failed':
                     if is_retryable(rspec.restart_policy, view.exit_code):
                         to_restart.append((entry, view))

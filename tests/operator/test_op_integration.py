@@ -77,8 +77,13 @@ async def test_exit_code_restart_then_permanent_failure(cluster):
     await cluster.wait_for(lambda: cluster.pods().get('ec-worker-0', {}).get('metadata', {}).get('uid')
                            not in (None, first_uid), what='recreated pod')
     await cluster.wait_for(lambda: cluster.conditions('ec').get('Restarting') == 'True')
-    entry = cluster.status('ec')['replicaStatuses']['Worker']['replicas'][0]
-    assert entry['restarts'] == 1 and entry['exitCode'] == 137 and entry['reason'] == 'OOMKilled'
+    second_uid = cluster.pods()['ec-worker-0']['metadata']['uid']
+    worker0 = lambda: cluster.status('ec')['replicaStatuses']['Worker']['replicas'][0]   # noqa: E731
+    await cluster.wait_for(lambda: worker0().get('podUID') == second_uid, what='index 0 shows the new pod')
+    entry = worker0()
+    # The new pod has no exit code or reason yet; the one that was OOM-killed is "last", both fields.
+    assert entry['restarts'] == 1 and entry['lastExitCode'] == 137 and entry['lastReason'] == 'OOMKilled'
+    assert 'exitCode' not in entry and 'reason' not in entry
     assert cluster.status('ec')['restarts'] == 1
     restarting = cluster.events('TFJobRestarting')
     assert len(restarting) == 1 and restarting[0]['type'] == 'Warning'

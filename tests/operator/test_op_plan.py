@@ -180,7 +180,8 @@ def test_exit_code_policy_retryable_code_restarts_the_pod_once(code, reason):
     step(body, running('j', ('ps', 0), ('worker', 0), ('worker', 1)))
     assert conds(body) == {'Created': 'True', 'Running': 'True'}
     entry = body['status']['replicaStatuses']['Worker']['replicas'][1]
-    assert entry['restarts'] == 1 and entry['exitCode'] == code   # last exit code kept
+    assert entry['restarts'] == 1 and entry['lastExitCode'] == code and entry['lastReason'] == reason
+    assert 'exitCode' not in entry and 'reason' not in entry      # the running pod has neither
 
 
 def test_on_failure_evicted_pod_is_recreated():
@@ -304,6 +305,43 @@ def test_finished_job_never_changes_again():
     frozen = dict(body['status'])
     plan = step(body, [pod('j', 'worker', 0, 'Succeeded', exit_code=0)], now=LATER)
     assert body['status'] == frozen and plan.events == [] and plan.create_pods == []
+
+
+def _worker0(body):
+    entry = body['status']['replicaStatuses']['Worker']['replicas'][0]
+    return {k: entry[k] for k in ('phase', 'exitCode', 'reason', 'lastExitCode', 'lastReason') if k in entry}
+
+
+# One index through pod generations: (pod observed or None, expected exitCode/reason of the current
+# pod and lastExitCode/lastReason of the pod before it). The fields of one pod always stay together.
+OOM = dict(exit_code=137, reason='OOMKilled')
+POD_GENERATIONS = [
+    ('running', pod('j', 'worker', 0, uid='a'), {'phase': 'Running'}),
+    ('oom-killed', pod('j', 'worker', 0, 'Failed', uid='a', **OOM),
+     {'phase': 'Failed', 'exitCode': 137, 'reason': 'OOMKilled'}),
+    ('deleted, being recreated', None, {'phase': 'Pending', 'lastExitCode': 137, 'lastReason': 'OOMKilled'}),
+    ('new pod pulls its image', pod('j', 'worker', 0, 'Pending', uid='b', waiting='ImagePullBackOff'),
+     {'phase': 'Pending', 'reason': 'ImagePullBackOff', 'lastExitCode': 137, 'lastReason': 'OOMKilled'}),
+    ('new pod runs', pod('j', 'worker', 0, uid='b'),
+     {'phase': 'Running', 'lastExitCode': 137, 'lastReason': 'OOMKilled'}),
+    ('new pod evicted (no exit code)', dict(pod('j', 'worker', 0, 'Failed', uid='b'),
+                                            status={'phase': 'Failed', 'reason': 'Evicted'}),
+     {'phase': 'Failed', 'reason': 'Evicted', 'lastExitCode': 137, 'lastReason': 'OOMKilled'}),
+    # The evicted pod's own fields replace the OOM ones together: no 137 left next to Evicted.
+    ('evicted pod deleted', None, {'phase': 'Pending', 'lastReason': 'Evicted'}),
+    ('a third pod exits 143', pod('j', 'worker', 0, 'Failed', uid='c', exit_code=143),
+     {'phase': 'Failed', 'exitCode': 143, 'reason': 'Error', 'lastReason': 'Evicted'}),
+    ('replaced by a fourth pod without a gap', pod('j', 'worker', 0, uid='d'),
+     {'phase': 'Running', 'lastExitCode': 143, 'lastReason': 'Error'}),
+]
+
+
+def test_index_view_keeps_exit_code_and_reason_of_each_pod_together():
+    body = tfjob('j', worker=1, restart='OnFailure')
+    step(body)
+    for what, observed, expected in POD_GENERATIONS:
+        step(body, [observed] if observed else [])
+        assert _worker0(body) == expected, what
 
 
 def test_unschedulable_and_image_pull_reasons_in_index_view():
