@@ -137,6 +137,16 @@ FD_GRADIENT_TESTED = {
     "Unpack": "test_array_ops.py::test_join_split_gradients",
     "XentLabelsGrad": "test_gradients_more.py::test_softmax_xent_second_derivatives_wrt_logits_and_labels",
     "XentScaleAlongAxis": "test_gradients_more.py::test_sparse_softmax_xent_second_derivative",
+    # tf1 extra ops
+    "BatchMatMulV2": "test_tf1_extra_ops.py::test_matmul_on_batches_broadcasts_like_numpy_and_gradient",
+    "Cumprod": "test_tf1_extra_ops.py::test_cumsum_cumprod_forward_and_gradients",
+    "Cumsum": "test_tf1_extra_ops.py::test_cumsum_cumprod_forward_and_gradients",
+    "GatherNd": "test_tf1_extra_ops.py::test_gather_nd_forward_errors_and_gradients",
+    "GatherNdGrad": "test_tf1_extra_ops.py::test_gather_nd_forward_errors_and_gradients",
+    "Print": "test_tf1_extra_ops.py::test_print_is_an_identity_that_writes_to_stderr_and_its_gradient",
+    "PutAlongLastAxis": "test_tf1_extra_ops.py::test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions",
+    "TakeAlongLastAxis": "test_tf1_extra_ops.py::test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions",
+    "TopKV2": "test_tf1_extra_ops.py::test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions",
 }
 
 _OPT = "stateful optimizer update of a variable (no gradient, as in TF)"
@@ -208,6 +218,12 @@ FORWARD_ONLY = {
     "Where": ("int64 coordinates output", "test_reduction_ops.py::test_where_coordinates_int64"),
     "ZerosLike": ("output does not depend on the input's values",
                   "test_array_ops.py::test_fill_zeros_ones_like_and_shape_ops"),
+    # tf1 extra ops
+    "Assert": ("no outputs: a run-time check", "test_tf1_extra_ops.py::test_binary_and_sign_asserts_and_summarize"),
+    "ScatterUpdate": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
+    "ScatterAdd": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
+    "ScatterSub": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
+    "SequenceMask": (_BOOL, "test_tf1_extra_ops.py::test_sequence_mask_matches_numpy"),
 }
 
 # op type -> (what it is, the test that covers it)

@@ -26,6 +26,10 @@ from .ops.state_ops import *  # noqa: F401,F403
 from .ops.random_ops import *  # noqa: F401,F403
 from .ops.init_ops import *  # noqa: F401,F403
 from .ops.variable_scope import *  # noqa: F401,F403
+from .ops.scan_sort_ops import *  # noqa: F401,F403
+from .ops.index_ops import *  # noqa: F401,F403
+from .ops.scatter_ops import *  # noqa: F401,F403
+from .ops.check_ops import *  # noqa: F401,F403
 from .ops.nn_ops import sigmoid, tanh  # noqa: F401  (tf.sigmoid / tf.tanh; the rest of nn stays in tf.nn)
 from .op_registry import NotDifferentiable, RegisterGradient
 from .autodiff import gradients
@@ -37,6 +41,7 @@ from . import datasets  # noqa: E402
 from . import app, flags  # noqa: E402  (tf.app.run, tf.flags / tf.app.flags)
 from . import tf_logging as logging  # noqa: E402  (tf.logging)
 from . import gfile  # noqa: E402  (tf.gfile, local files only)
+from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 
 newaxis = None
 AUTO_REUSE = _sys.modules[__name__].__dict__.get("AUTO_REUSE", "auto_reuse")

@@ -3,3 +3,4 @@ from .ops.conv_ops import *  # noqa: F401,F403
 from .ops.nn_impl import *  # noqa: F401,F403
 from .ops.nn_composite import *  # noqa: F401,F403
 from .ops.nn_ops import *  # noqa: F401,F403
+from .ops.scan_sort_ops import top_k  # noqa: F401,E402

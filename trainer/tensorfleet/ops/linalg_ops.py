@@ -1,14 +1,17 @@
-"""Small linear-algebra ops: eye, diag, diag_part, trace, einsum.
+"""Small linear-algebra ops: eye, diag, diag_part, trace, einsum, tensordot (on Einsum), and BatchMatMulV2
+(`tf.matmul` on rank > 2 inputs, via math_ops.matmul).
 
-Sits in `ops/` beside `array_ops` (re-exported from there); kernels in `kernels/array_kernels.py`.
+Sits in `ops/` beside `array_ops` (re-exported from there); kernels in `kernels/array_kernels.py`
+(BatchMatMulV2's in `kernels/index_kernels.py`).
 """
 from __future__ import annotations
 
-__all__ = ["eye", "diag", "diag_part", "trace", "einsum"]
+__all__ = ["eye", "diag", "diag_part", "trace", "einsum", "tensordot"]
 
 import numpy as np
 
 from .. import dtypes as _dtypes
+from ..graph import name_scope
 from .common import (TensorShape, convert_to_tensor, make_tensor, register_gradient, register_op, unknown_shape)
 
 
@@ -140,3 +143,90 @@ def _einsum_grad(op, grad):
                               f"supported (repeated or input-only subscripts)")
         grads.append(einsum(",".join([out] + [s for s, _ in others]) + "->" + spec, grad, *[t for _, t in others]))
     return grads
+
+
+# -- BatchMatMulV2 (tf.matmul on rank > 2) -----------------------------------
+def _batch_matmul_shape(op):
+    x, y = op.inputs
+    if x.shape.ndims is None or y.shape.ndims is None:
+        return [(x.dtype, unknown_shape())]
+    for t, arg in ((x, "x"), (y, "y")):
+        if t.shape.ndims < 2:
+            raise ValueError(f"Shape must be at least rank 2 but is rank {t.shape.ndims} for '{arg}' of "
+                             f"'BatchMatMulV2'")
+    sx, sy = x.shape.as_tuple(), y.shape.as_tuple()
+    m, kx = (sx[-1], sx[-2]) if op.get_attr("adj_x") else (sx[-2], sx[-1])
+    ky, n = (sy[-1], sy[-2]) if op.get_attr("adj_y") else (sy[-2], sy[-1])
+    if kx is not None and ky is not None and kx != ky:
+        raise ValueError(f"Dimensions must be equal, but are {kx} and {ky}")
+    from .common import broadcast_shape
+    batch = broadcast_shape(TensorShape(sx[:-2]), TensorShape(sy[:-2]))
+    return [(x.dtype, batch.concatenate([m, n]))]
+
+
+register_op("BatchMatMulV2", _batch_matmul_shape, expensive=True)
+
+
+def batch_matmul(x, y, adj_x=False, adj_y=False, name=None):
+    """Matrix products over the last two axes with broadcasting batch axes (TF's BatchMatMulV2)."""
+    from .common import binary_inputs
+    x, y = binary_inputs(x, y, "BatchMatMulV2")
+    return make_tensor("BatchMatMulV2", [x, y], {"adj_x": bool(adj_x), "adj_y": bool(adj_y)}, name=name,
+                       default_name="MatMul")
+
+
+@register_gradient("BatchMatMulV2")
+def _batch_matmul_grad(op, grad):
+    """TF's _BatchMatMulV2 gradient; broadcast batch axes are summed back to each input's shape."""
+    from .math_ops import sum_to_shape_of
+    x, y = op.inputs
+    ax, ay = op.get_attr("adj_x"), op.get_attr("adj_y")
+    if not ax and not ay:
+        gx, gy = batch_matmul(grad, y, adj_y=True), batch_matmul(x, grad, adj_x=True)
+    elif not ax and ay:
+        gx, gy = batch_matmul(grad, y), batch_matmul(grad, x, adj_x=True)
+    elif ax and not ay:
+        gx, gy = batch_matmul(y, grad, adj_y=True), batch_matmul(x, grad)
+    else:
+        gx, gy = batch_matmul(y, grad, adj_x=True, adj_y=True), batch_matmul(grad, x, adj_x=True, adj_y=True)
+    return [sum_to_shape_of(gx, x), sum_to_shape_of(gy, y)]
+
+
+# -- tensordot ----------------------------------------------------------------
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def tensordot(a, b, axes, name=None):
+    """`tf.tensordot`: contracts `axes` of a with those of b (an int N: a's last N with b's first N; or a pair of
+    axis lists). Built on Einsum; the ranks must be known at graph-build time and `axes` static."""
+    a, b = convert_to_tensor(a), convert_to_tensor(b)
+    if a.shape.ndims is None or b.shape.ndims is None:
+        raise ValueError("tensordot: the ranks of a and b must be known")
+    ra, rb = a.shape.ndims, b.shape.ndims
+    if isinstance(axes, (int, np.integer)) or (isinstance(axes, np.ndarray) and axes.ndim == 0):
+        n = int(axes)
+        if n < 0 or n > min(ra, rb):
+            raise ValueError(f"'axes' must be at most the rank of a and b, got {n}")
+        a_axes, b_axes = list(range(ra - n, ra)), list(range(n))
+    else:
+        if len(axes) != 2:
+            raise ValueError("'axes' must be an integer or have length 2.")
+        a_axes, b_axes = ([int(v) for v in np.atleast_1d(ax)] for ax in axes)
+        if len(a_axes) != len(b_axes):
+            raise ValueError(f"Different number of contraction axes 'a' and 'b', {len(a_axes)} != {len(b_axes)}.")
+    a_axes = [ax % ra for ax in a_axes]
+    b_axes = [ax % rb for ax in b_axes]
+    if ra + rb - len(a_axes) > len(_LETTERS):
+        raise ValueError("tensordot: too many axes")
+    sa = list(_LETTERS[:ra])
+    free = iter(_LETTERS[ra:])
+    sb = [None] * rb
+    for i, j in zip(a_axes, b_axes):
+        da, db = a.shape[i], b.shape[j]
+        if da is not None and db is not None and da != db:
+            raise ValueError(f"Dimensions must be equal, but are {da} and {db}")
+        sb[j] = sa[i]
+    sb = [c if c is not None else next(free) for c in sb]
+    out = [c for i, c in enumerate(sa) if i not in a_axes] + [c for j, c in enumerate(sb) if j not in b_axes]
+    with name_scope(name, "Tensordot", [a, b]):
+        return einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", a, b)

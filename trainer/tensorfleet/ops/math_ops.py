@@ -389,8 +389,13 @@ register_op("MatMul", _matmul_shape, expensive=True)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, name=None):
-    """`tf.matmul` for rank-2 tensors (adjoint = transpose for real dtypes)."""
+    """`tf.matmul`: MatMul for rank-2 tensors, BatchMatMulV2 (broadcast batch axes) when either has rank > 2
+    (adjoint = transpose for real dtypes)."""
     a, b = binary_inputs(a, b, "MatMul")
+    if any(t.shape.ndims is not None and t.shape.ndims > 2 for t in (a, b)):
+        from .linalg_ops import batch_matmul
+        return batch_matmul(a, b, adj_x=bool(transpose_a or adjoint_a), adj_y=bool(transpose_b or adjoint_b),
+                            name=name)
     for t, arg in ((a, "a"), (b, "b")):
         if t.shape.ndims is not None and t.shape.ndims != 2:
             raise ValueError(f"Shape must be rank 2 but is rank {t.shape.ndims} for '{arg}' of 'MatMul'")

@@ -1,0 +1,107 @@
+"""Kernels for ops/index_ops.py (GatherNd, GatherNdGrad, SequenceMask), ops/scatter_ops.py (ScatterUpdate/Add/Sub)
+and BatchMatMulV2 (ops/linalg_ops.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dtypes
+from .. import errors
+from .backend import to_host
+from .registry import register_kernel
+
+_NO_INT32_ON_GPU = [_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int64, _dtypes.bool_]
+
+
+def _nd_index(ctx, params_shape, indices):
+    """The tuple of index arrays for params[...] (bounds checked with TF's message)."""
+    m = indices.shape[-1]
+    if m > len(params_shape):
+        raise errors.InvalidArgumentError(None, ctx.op, f"index innermost dimension length must be <= params rank; "
+                                                        f"saw: {m} vs. {len(params_shape)}")
+    flat = to_host(indices).reshape(-1, m) if m else np.zeros((int(np.prod(indices.shape[:-1])), 0), np.int64)
+    bounds = np.asarray(params_shape[:m], dtype=np.int64)
+    bad = np.nonzero(((flat < 0) | (flat >= bounds)).any(axis=1))[0]
+    if bad.size:
+        i = int(bad[0])
+        pos = np.unravel_index(i, indices.shape[:-1]) if indices.ndim > 1 else ()
+        shape_text = "[" + ",".join(str(d) for d in params_shape) + "]"
+        raise errors.InvalidArgumentError(
+            None, ctx.op, f"indices[{','.join(str(int(p)) for p in pos)}] = [{', '.join(str(int(v)) for v in flat[i])}]"
+                          f" does not index into param shape {shape_text}")
+    return tuple(indices[..., j] for j in range(m))
+
+
+@register_kernel("GatherNd")
+def gather_nd(ctx, params, indices):
+    return params[_nd_index(ctx, params.shape, indices)]
+
+
+@register_kernel("GatherNdGrad")
+def gather_nd_grad(ctx, grad, indices, params):
+    xp = ctx.xp
+    out = xp.zeros(params.shape, dtype=grad.dtype)
+    xp.add.at(out, _nd_index(ctx, params.shape, indices), grad)
+    return out
+
+
+@register_kernel("SequenceMask")
+def sequence_mask(ctx, lengths, maxlen=None):
+    xp = ctx.xp
+    n = int(lengths.max()) if maxlen is None and lengths.size else (0 if maxlen is None else int(maxlen))
+    if n < 0:
+        raise errors.InvalidArgumentError(None, ctx.op, f"maxlen must be non-negative, got {n}")
+    return xp.arange(n) < lengths[..., None]
+
+
+def _scatter(ctx, indices, updates, mode):
+    xp = ctx.xp
+    name = ctx.attrs["var"].name
+    with ctx.resources.lock:
+        old = ctx.resources.read(name, ctx.op.name)
+        n = old.shape[0]
+        if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n):
+            host = to_host(indices)
+            pos = np.argwhere((host < 0) | (host >= n))[0]
+            raise errors.InvalidArgumentError(None, ctx.op, f"indices[{','.join(map(str, pos))}] = "
+                                                            f"{int(host[tuple(pos)])} is not in [0, {n})")
+        new = xp.array(old, copy=True)
+        updates = updates.astype(old.dtype, copy=False)
+        if mode == "update":
+            new[indices] = updates
+        elif mode == "add":
+            xp.add.at(new, indices, updates)
+        else:
+            xp.subtract.at(new, indices, updates)
+        ctx.resources.store(name, new)
+        return new
+
+
+@register_kernel("ScatterUpdate", devices=("CPU",))
+@register_kernel("ScatterUpdate", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
+def scatter_update(ctx, indices, updates):
+    return _scatter(ctx, indices, updates, "update")
+
+
+@register_kernel("ScatterAdd", devices=("CPU",))
+@register_kernel("ScatterAdd", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
+def scatter_add(ctx, indices, updates):
+    return _scatter(ctx, indices, updates, "add")
+
+
+@register_kernel("ScatterSub", devices=("CPU",))
+@register_kernel("ScatterSub", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
+def scatter_sub(ctx, indices, updates):
+    return _scatter(ctx, indices, updates, "sub")
+
+
+@register_kernel("BatchMatMulV2")
+def batch_matmul(ctx, x, y):
+    xp = ctx.xp
+    if ctx.attrs["adj_x"]:
+        x = xp.swapaxes(x, -1, -2)
+    if ctx.attrs["adj_y"]:
+        y = xp.swapaxes(y, -1, -2)
+    if x.shape[-1] != y.shape[-2]:
+        raise errors.InvalidArgumentError(None, ctx.op, f"In[0] mismatch In[1] shape: {x.shape[-1]} vs. "
+                                                        f"{y.shape[-2]}: {list(x.shape)} {list(y.shape)}")
+    return xp.matmul(x, y)

@@ -1,0 +1,71 @@
+"""TF 1.15's API sub-namespaces that only re-export functions defined elsewhere: `tf.math`, `tf.random`,
+`tf.debugging`, `tf.linalg` (a subset).
+
+Top layer (it reads the package's already-imported functions); each namespace is a module registered in
+`sys.modules` as `tensorfleet.<name>`, so `from tensorfleet.math import log` works too. A name is listed only when
+tensorfleet has it.
+"""
+from __future__ import annotations
+
+import sys
+import types
+
+from . import nn as _nn
+from .ops import array_ops as _a, check_ops as _c, math_ops as _m, random_ops as _r, scan_sort_ops as _s
+from .ops import nn_impl as _ni, nn_ops as _no
+from . import graph as _g
+
+_MATH = {
+    "abs": _m.abs, "add": _m.add, "add_n": _m.add_n, "accumulate_n": _m.accumulate_n, "argmax": _m.argmax,
+    "argmin": _m.argmin, "ceil": _m.ceil, "cos": _m.cos, "count_nonzero": _m.count_nonzero, "cumprod": _s.cumprod,
+    "cumsum": _s.cumsum, "divide": _m.divide, "divide_no_nan": _m.div_no_nan, "equal": _m.equal, "exp": _m.exp,
+    "floor": _m.floor, "floordiv": _m.floordiv, "floormod": _m.floormod, "greater": _m.greater,
+    "greater_equal": _m.greater_equal, "in_top_k": _ni.in_top_k, "is_finite": _m.is_finite, "is_inf": _m.is_inf,
+    "is_nan": _m.is_nan, "less": _m.less, "less_equal": _m.less_equal, "log": _m.log, "log1p": _m.log1p,
+    "log_softmax": _no.log_softmax, "logical_and": _m.logical_and, "logical_not": _m.logical_not,
+    "logical_or": _m.logical_or, "logical_xor": _m.logical_xor, "maximum": _m.maximum, "minimum": _m.minimum,
+    "mod": _m.mod, "multiply": _m.multiply, "negative": _m.negative, "not_equal": _m.not_equal, "pow": _m.pow,
+    "reciprocal": _m.reciprocal, "reduce_all": _m.reduce_all, "reduce_any": _m.reduce_any,
+    "reduce_logsumexp": _m.reduce_logsumexp, "reduce_max": _m.reduce_max, "reduce_mean": _m.reduce_mean,
+    "reduce_min": _m.reduce_min, "reduce_prod": _m.reduce_prod, "reduce_sum": _m.reduce_sum, "round": _m.round,
+    "rsqrt": _m.rsqrt, "sigmoid": _no.sigmoid, "sign": _m.sign, "sin": _m.sin, "softmax": _no.softmax,
+    "softplus": _no.softplus, "sqrt": _m.sqrt, "square": _m.square, "squared_difference": _m.squared_difference,
+    "subtract": _m.subtract, "tanh": _no.tanh, "top_k": _s.top_k, "truediv": _m.truediv, "l2_normalize":
+    _nn.l2_normalize, "scalar_mul": _m.multiply,
+}
+
+_RANDOM = {
+    "normal": _r.random_normal, "uniform": _r.random_uniform, "truncated_normal": _r.truncated_normal,
+    "shuffle": _r.random_shuffle, "multinomial": _r.multinomial, "set_random_seed": _g.set_random_seed,
+}
+
+_DEBUGGING = {name: getattr(_c, name) for name in _c.__all__ if name.startswith("assert_")}
+_DEBUGGING.update({"Assert": _c.Assert, "is_finite": _m.is_finite, "is_inf": _m.is_inf, "is_nan": _m.is_nan})
+
+_LINALG = {"matmul": _m.matmul, "tensordot": _a.tensordot, "einsum": _a.einsum, "eye": _a.eye, "diag": _a.diag,
+           "diag_part": _a.diag_part, "trace": _a.trace, "transpose": _a.transpose}
+
+
+def _categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """`tf.random.categorical`: tf.multinomial with an output dtype (int64 by default)."""
+    from . import dtypes
+    return _r.multinomial(logits, num_samples, seed=seed, name=name,
+                          output_dtype=dtypes.int64 if dtype is None else dtype)
+
+
+_RANDOM["categorical"] = _categorical
+
+
+def _module(name: str, members: dict, doc: str) -> types.ModuleType:
+    mod = types.ModuleType(f"tensorfleet.{name}", doc)
+    for k, v in members.items():
+        setattr(mod, k, v)
+    mod.__all__ = sorted(members)
+    sys.modules[mod.__name__] = mod
+    return mod
+
+
+math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported functions).")
+random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
+debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")
+linalg = _module("linalg", _LINALG, "`tf.linalg`: a subset (matmul, tensordot, einsum, eye, diag, trace).")
