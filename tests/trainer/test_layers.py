@@ -167,3 +167,28 @@ def test_regularizers_and_channels_first_flatten():
     v = np.arange(12, dtype=np.float32).reshape(1, 3, 2, 2)  # NCHW
     out = _init_and_run(tf.layers.flatten(v, data_format="channels_first"))
     np.testing.assert_array_equal(out, v.transpose(0, 2, 3, 1).reshape(1, 12))
+
+
+def test_dense_layer_object_shares_its_variables_across_calls():
+    """tf.layers.Dense (TF 1.15): one kernel/bias per object, created on the first call; oracle: numpy."""
+    a = tf.placeholder(tf.float32, [None, 3])
+    b = tf.placeholder(tf.float32, [None, 3])
+    layer = tf.layers.Dense(2, activation=tf.nn.relu, kernel_initializer=tf.constant_initializer(0.5),
+                            bias_initializer=tf.constant_initializer(-1.0))
+    assert not layer.built and layer.trainable_variables == []
+    ya, yb = layer(a), layer.apply(b)
+    assert layer.built and layer.kernel.name == "dense/kernel:0" and layer.bias.name == "dense/bias:0"
+    assert layer.trainable_variables == [layer.kernel, layer.bias] == tf.trainable_variables()
+    assert yb.op.name.startswith("dense/")
+    other = tf.layers.Dense(4, use_bias=False, name="head")
+    yc = other(tf.reshape(ya, [-1, 1, 2]))  # rank-3 input: tensordot over the last axis
+    assert other.kernel.name == "head/kernel:0" and other.bias is None and yc.shape.as_list() == [None, 1, 4]
+    assert tf.layers.Dense(1)(a) is not None and len(tf.trainable_variables()) == 5  # dense_1/kernel, bias
+    xa = np.array([[1, 2, 3], [-1, 0, 0]], np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        va, vb = sess.run([ya, yb], {a: xa, b: 2 * xa})
+    np.testing.assert_allclose(va, np.maximum(xa @ np.full((3, 2), 0.5) - 1, 0), rtol=1e-6)
+    np.testing.assert_allclose(vb, np.maximum(2 * xa @ np.full((3, 2), 0.5) - 1, 0), rtol=1e-6)
+    with pytest.raises(ValueError, match="expected axis -1 of input shape to have value 3"):
+        layer(tf.placeholder(tf.float32, [None, 4]))

@@ -9,7 +9,7 @@ when `ops/init_ops` has it, else an nn-private uniform op seeded by TF1's graph/
 """
 from __future__ import annotations
 
-__all__ = ["dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout", "batch_normalization"]
+__all__ = ["Dense", "dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout", "batch_normalization"]
 
 
 import numpy as np
@@ -55,10 +55,7 @@ def _activate(out, activation):
 
 
 # -- dense --------------------------------------------------------------------
-def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
-          kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
-          bias_constraint=None, trainable=True, name=None, reuse=None):
-    """`tf.layers.dense`: activation(inputs @ kernel + bias) for rank-2 inputs; variables <name>/kernel, <name>/bias."""
+def _dense_input(inputs):
     x = _float_inputs(inputs, "Dense")
     if x.shape.ndims is None or x.shape.ndims < 2:
         raise ValueError(f"Input 0 of layer dense is incompatible with the layer: expected min_ndim=2, found "
@@ -66,16 +63,108 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
     in_dim = x.shape[-1] if x.shape.ndims else None
     if in_dim is None:
         raise ValueError("The last dimension of the inputs to `Dense` should be defined. Found `None`.")
+    return x, in_dim
+
+
+def _dense_weights(in_dim, units, dtype, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                   bias_regularizer, kernel_constraint, bias_constraint, trainable):
+    kernel = _weight("kernel", [in_dim, units], dtype, kernel_initializer or init_ops.glorot_uniform_initializer(),
+                     trainable, kernel_regularizer, kernel_constraint)
+    bias = None
+    if use_bias:
+        bias = _weight("bias", [units], dtype, bias_initializer or init_ops.zeros_initializer(), trainable,
+                       bias_regularizer, bias_constraint)
+    return kernel, bias
+
+
+def _dense_apply(x, kernel, bias, units, activation, activity_regularizer):
+    out = math_ops.matmul(x, kernel) if x.shape.ndims == 2 else _tensordot_last(x, kernel, units)
+    if bias is not None:
+        out = nn_impl.bias_add(out, bias)
+    return _activity_regularize(_activate(out, activation), activity_regularizer)
+
+
+def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
+          kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+          bias_constraint=None, trainable=True, name=None, reuse=None):
+    """`tf.layers.dense`: activation(inputs @ kernel + bias) for rank-2 inputs; variables <name>/kernel, <name>/bias."""
+    x, in_dim = _dense_input(inputs)
     units = int(units)
     with _layer_scope(name, "dense", reuse):
-        kernel = _weight("kernel", [in_dim, units], x.dtype, kernel_initializer or init_ops.glorot_uniform_initializer(),
-                         trainable, kernel_regularizer, kernel_constraint)
-        out = math_ops.matmul(x, kernel) if x.shape.ndims == 2 else _tensordot_last(x, kernel, units)
-        if use_bias:
-            bias = _weight("bias", [units], x.dtype, bias_initializer or init_ops.zeros_initializer(), trainable, bias_regularizer,
-                           bias_constraint)
-            out = nn_impl.bias_add(out, bias)
-        return _activity_regularize(_activate(out, activation), activity_regularizer)
+        kernel, bias = _dense_weights(in_dim, units, x.dtype, use_bias, kernel_initializer, bias_initializer,
+                                      kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint,
+                                      trainable)
+        return _dense_apply(x, kernel, bias, units, activation, activity_regularizer)
+
+
+class Dense:
+    """`tf.layers.Dense`: a callable layer object; the first call creates `<name>/kernel` and `<name>/bias`
+    (name: `name`, or `dense`, `dense_1`, ... unique per graph) and every later call reuses them.
+
+    Later calls put their ops in the first call's name scope (TF1's `dense/MatMul_1`); their input's last
+    dimension must match the kernel's.
+    """
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, trainable=True, name=None, **kwargs):
+        self.units = int(units)
+        self.activation = activation
+        self.use_bias = use_bias
+        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.activity_regularizer = activity_regularizer
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self.trainable = trainable
+        self._name = name
+        self._scope_name = None
+        self.kernel = None
+        self.bias = None
+        self.built = False
+
+    @property
+    def name(self):
+        return self._scope_name.rsplit("/", 1)[-1] if self._scope_name else (self._name or "dense")
+
+    @property
+    def weights(self) -> list:
+        return [w for w in (self.kernel, self.bias) if w is not None]
+
+    variables = weights
+
+    @property
+    def trainable_variables(self) -> list:
+        return self.weights if self.trainable else []
+
+    trainable_weights = trainable_variables
+
+    @property
+    def non_trainable_variables(self) -> list:
+        return [] if self.trainable else self.weights
+
+    non_trainable_weights = non_trainable_variables
+
+    def __call__(self, inputs, *args, **kwargs):
+        x, in_dim = _dense_input(inputs)
+        if not self.built:
+            with _layer_scope(self._name, "dense", None) as scope:
+                self._scope_name = scope.name
+                self._name_scope = get_default_graph().get_name_scope() + "/"
+                self.kernel, self.bias = _dense_weights(
+                    in_dim, self.units, x.dtype, self.use_bias, self.kernel_initializer, self.bias_initializer,
+                    self.kernel_regularizer, self.bias_regularizer, self.kernel_constraint, self.bias_constraint,
+                    self.trainable)
+                self.built = True
+                return _dense_apply(x, self.kernel, self.bias, self.units, self.activation,
+                                    self.activity_regularizer)
+        if in_dim != self.kernel.shape[0]:
+            raise ValueError(f"Input 0 of layer {self.name} is incompatible with the layer: expected axis -1 of "
+                             f"input shape to have value {self.kernel.shape[0]} but received input with shape "
+                             f"{x.shape}")
+        with get_default_graph().name_scope(self._name_scope):
+            return _dense_apply(x, self.kernel, self.bias, self.units, self.activation, self.activity_regularizer)
+
+    apply = __call__
 
 
 def _tensordot_last(x, kernel, units):
