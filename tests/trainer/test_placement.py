@@ -177,7 +177,7 @@ def test_log_device_placement_exact_lines_with_copy_nodes(capsys, caplog):
     b = tf.matmul(a, a, name="b")
     with tf.device("/cpu:0"):
         c = tf.add(b, tf.constant(1.0, name="one"), name="c")
-    with caplog.at_level(logging.INFO, logger="tensorfleet.placement"):
+    with caplog.at_level(logging.DEBUG, logger="tensorfleet.placement"):
         with tf.Session(config=config(log_device_placement=True)) as s:
             np.testing.assert_allclose(s.run(c), np.full((2, 2), 3.0))
             s.run(c)  # cached plan: nothing new is logged

@@ -19,7 +19,7 @@ this process fails with TF's InvalidArgumentError unless
 `ConfigProto(allow_soft_placement=True)`, which falls back to a device of the
 same task (else this task) that has the kernels.
 `log_device_placement` prints `name: (Type): /job:localhost/replica:0/task:0/device:CPU:0`
-to stderr and logs it (logger `tensorfleet.placement`) when a node is placed.
+to stderr and logs it at DEBUG (logger `tensorfleet.placement`) when a node is placed.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def log_placement(name: str, op_type: str, device: str) -> None:
     """One placement line, TF's shape, to stderr and to the `tensorfleet.placement` logger."""
     line = f"{name}: ({op_type}): {device}"
     print(line, file=sys.stderr)
-    logger.info(line)
+    logger.debug(line)  # DEBUG: an INFO-level logging set-up would print the line twice
 
 
 class _ColocationIndex:
