@@ -123,7 +123,8 @@ class Controller:
 
     def pause(self) -> None:
         """Stop working: cancel timers and reconciles in flight; triggers are only remembered."""
-        logger.info('paused by peering: another operator with a higher priority is active')
+        logger.info('paused: kopf stopped the peering daemon (an operator with a higher priority '
+                    'is active, or this one is exiting)')
         self.active = False
         for state in self._jobs.values():
             if state.timer is not None:

@@ -38,7 +38,8 @@ async def test_standby_does_nothing_while_paused_and_takes_over_without_duplicat
     # A higher priority joins: kopf pauses the standby, which must stop its own timers too.
     primary = await cluster.start_in_thread('primary', priority=100, **peering)
     await cluster.wait_for(lambda: peers(cluster) == {'standby', 'primary'}, what='both in the peering')
-    await asyncio.sleep(0.2)        # the standby's kopf sees the primary and pauses
+    # kopf pauses the standby (its peering daemon stops; getattr: no such flag without the fix).
+    await cluster.wait_for(lambda: not getattr(standby, 'active', False), what='standby paused')
     paused_at = reconciles(standby)
     # The deadline fires while the standby is paused: only the primary acts on it.
     await cluster.wait_for(lambda: cluster.status('dl').get('reason') == 'DeadlineExceeded', timeout=5)
