@@ -183,6 +183,8 @@ FORWARD_ONLY = {
     "IsInf": (_BOOL, "test_reduction_ops.py::test_equal_on_bool_and_is_nan_family"),
     "IsNan": (_BOOL, "test_reduction_ops.py::test_equal_on_bool_and_is_nan_family"),
     "IsVariableInitialized": (_BOOL, "test_forward_more.py::test_is_variable_initialized_before_and_after_init"),
+    "InitializedValue": ("reads session state (a variable or its initial value)",
+                         "test_value_lifetimes.py::test_initialized_value_chains_variable_initialization"),
     "Less": (_BOOL, "test_reduction_ops.py::test_comparisons_broadcast_to_bool"),
     "LessEqual": (_BOOL, "test_reduction_ops.py::test_comparisons_broadcast_to_bool"),
     "LinSpace": ("static attrs only: no inputs", "test_array_ops.py::test_range_and_linspace"),

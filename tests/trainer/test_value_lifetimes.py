@@ -68,3 +68,18 @@ def test_kernels_never_write_into_fed_or_fetched_arrays():
     np.testing.assert_array_equal(fed, kept)
     np.testing.assert_array_equal(h_val, kept + 1.0)  # fetched h was not rectified in place by relu
     np.testing.assert_array_equal(y_val, np.maximum(np.maximum(kept + 1.0, 0) - 2.0, 0))
+
+
+def test_initialized_value_chains_variable_initialization():
+    tf.set_random_seed(3)
+    w = tf.Variable(tf.random_normal([3]), name="w")
+    initial = w.initialized_value()
+    assert initial.name == "w/initialized_value:0"
+    w2 = tf.Variable(initial * 2.0, name="w2")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())  # one run: w2's init reads w's initial value
+        wv, w2v = sess.run([w, w2])
+        np.testing.assert_allclose(w2v, 2 * wv, rtol=1e-6)
+        sess.run(tf.assign(w, [1.0, 2.0, 3.0]))
+        sess.run(w2.initializer)  # w is initialized now: its current value is used
+        np.testing.assert_allclose(sess.run(w2), [2.0, 4.0, 6.0])

@@ -112,6 +112,12 @@ def assign_sub(ctx, delta):
     return _update(ctx, delta, -1)
 
 
+@register_kernel("InitializedValue")
+def initialized_value(ctx, initial):
+    value = ctx.resources.variables.get(ctx.attrs["var"].name)
+    return initial if value is None else value
+
+
 @register_kernel("IsVariableInitialized")
 def is_variable_initialized(ctx):
     return np.bool_(ctx.attrs["var"].name in ctx.resources.variables)

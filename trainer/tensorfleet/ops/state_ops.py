@@ -44,6 +44,11 @@ register_op("IsVariableInitialized", lambda op: [(_dtypes.bool_, TensorShape([])
 NotDifferentiable("IsVariableInitialized")
 
 
+register_op("InitializedValue", lambda op: [(op.inputs[0].dtype, op.get_attr("var").outputs[0].shape)],
+            stateful=True)
+NotDifferentiable("InitializedValue")
+
+
 def _var_op(ref) -> Operation:
     if isinstance(ref, Variable):
         return ref.op
@@ -167,6 +172,17 @@ class Variable:
 
         with self._variable.graph.colocate_with(self._variable.op):  # TF: reads live with the variable
             return identity(self._variable, name="read")
+
+    def initialized_value(self) -> Tensor:
+        """The variable's value if it is initialized, else its initial value (TF1's cond, as one op).
+
+        For initializing one variable from another in the same `global_variables_initializer` run.
+        Unlike TF's `cond`, the initial value is computed on every run of this op.
+        """
+        g = self.graph
+        with g.name_scope(self.op.name + "/"), g.colocate_with(self.op):
+            return make_tensor("InitializedValue", [self._initial_value], {"var": self.op},
+                               name="initialized_value")
 
     def _as_graph_element(self):
         return self._variable
