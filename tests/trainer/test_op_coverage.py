@@ -232,8 +232,6 @@ FORWARD_ONLY = {
 INTERNAL_HELPERS = {
     "NnShape": ("int32 runtime shape for the conv gradients (NotDifferentiable)",
                 "test_conv_ops.py::test_conv2d_gradient_with_unknown_batch_uses_runtime_shape"),
-    "NnRandomUniform": ("nn-private seeded uniform draws (NotDifferentiable)",
-                        "test_forward_more.py::test_nn_random_uniform_range_moments_and_seed"),
     # KNOWN GAP: marked NotDifferentiable, so second derivatives of reduce_prod are silently zero.
     "ProdGrad": ("reduce_prod's gradient op; no second derivative (NotDifferentiable)",
                  "test_reduction_ops.py::test_prod_gradient_with_zeros"),

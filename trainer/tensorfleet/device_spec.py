@@ -134,13 +134,3 @@ def _parse(spec: str) -> DeviceSpec:
 def merge(outer: Union[str, DeviceSpec, None], inner: Union[str, DeviceSpec, None]) -> DeviceSpec:
     """Merges two specs; fields `inner` sets override `outer`'s (TF's device-scope nesting rule)."""
     return DeviceSpec.from_string(outer).make_merged_spec(DeviceSpec.from_string(inner))
-
-
-def canonical_name(spec: Union[str, DeviceSpec, None]) -> str:
-    """Parses and re-renders a device string ('' stays '')."""
-    return DeviceSpec.from_string(spec).to_string()
-
-
-def merge_device_strings(outer: str, inner: str) -> str:
-    """Merges two device strings; fields of `inner` win (TF's scope nesting rule)."""
-    return DeviceSpec.from_string(outer).make_merged_spec(inner).to_string()

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from typing import Optional, Sequence
+from typing import Sequence
 
 from . import errors
 from .device_spec import DeviceSpec
@@ -103,9 +103,6 @@ class Placer:
         self._index = _ColocationIndex(graph)
         self._lock = threading.Lock()
         self._types = {d.device_type for d in self.devices}
-
-    def device_of(self, op) -> Optional[Device]:
-        return self.assigned.get(op)
 
     def place(self, ops: Sequence) -> dict:
         """Assigns every op in `ops` (and its colocation group); returns {op: Device} for `ops`."""

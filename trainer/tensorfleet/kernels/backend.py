@@ -31,16 +31,6 @@ def cupy_module():
     return _cupy or None
 
 
-def array_module(device_type: str):
-    """The array module of a (real) device type: numpy for CPU, cupy for GPU."""
-    if device_type == "GPU":
-        cp = cupy_module()
-        if cp is None:
-            raise RuntimeError("GPU kernels need cupy and a CUDA device")
-        return cp
-    return np
-
-
 def is_device_array(value) -> bool:
     return not isinstance(value, np.ndarray) and hasattr(value, "__cuda_array_interface__")
 

@@ -321,16 +321,6 @@ def in_top_k(ctx, predictions, targets):
     return valid & finite & (greater < k)
 
 
-# -- nn-private random uniform ------------------------------------------------
-@register_kernel("NnRandomUniform")
-def random_uniform(ctx):
-    a = ctx.attrs
-    dtype = a["dtype"].np_dtype
-    u = rng_for(ctx).random(a["shape"], dtype=np.float64 if dtype == np.float64 else np.float32)
-    out = (a["minval"] + (a["maxval"] - a["minval"]) * u).astype(dtype, copy=False)
-    return ctx.xp.asarray(out)
-
-
 # -- nn-private flatten -------------------------------------------------------
 @register_kernel("NnFlatten")
 def flatten(ctx, x):

@@ -21,7 +21,7 @@ import builtins as _builtins
 from .. import dtypes as _dtypes
 from ..graph import Tensor, name_scope
 from .common import (NotDifferentiable, TensorShape, binary_inputs, broadcast_binary, convert_to_tensor,
-                     make_tensor, register_gradient, register_op, unchanged_shape)
+                     make_tensor, register_gradient, register_op)
 
 
 # -- broadcasting helpers -----------------------------------------------------

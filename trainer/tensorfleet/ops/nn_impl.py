@@ -2,8 +2,7 @@
 
 Sits in `ops/` beside `nn_ops.py` (activations, softmax, losses) and `conv_ops.py`;
 kernels in `kernels/nn_kernels.py`. Ops are fused with their own gradient ops so
-`tf.nn` does not depend on which general math/array ops exist. Also holds the
-nn-private `NnRandomUniform` op that `tf.layers` uses for its glorot-uniform default.
+`tf.nn` does not depend on which general math/array ops exist.
 """
 from __future__ import annotations
 
@@ -303,20 +302,6 @@ def in_top_k(predictions, targets, k, name=None):
         raise TypeError(f"Value passed to parameter 'targets' has DataType {targets.dtype.name} not in list of "
                         f"allowed values: int32, int64")
     return make_tensor("InTopK", [predictions, targets], {"k": int(k)}, name=name, default_name="InTopK")
-
-
-# -- nn-private random uniform (tf.layers' glorot-uniform default) ----------
-register_op("NnRandomUniform", lambda op: [(op.get_attr("dtype"), TensorShape(op.get_attr("shape")))],
-            stateful=True)
-NotDifferentiable("NnRandomUniform")
-
-
-def nn_random_uniform(shape, minval, maxval, dtype=_dtypes.float32, seed=None, name=None):
-    """Uniform [minval, maxval) draws of a static shape, seeded by TF1's seed rule (one stream per op)."""
-    attrs = {"shape": tuple(int(d) for d in shape), "dtype": _dtypes.as_dtype(dtype), "minval": float(minval),
-             "maxval": float(maxval), **random_seed.seed_attrs(seed)}
-    return make_tensor("NnRandomUniform", (), attrs, name=name, default_name="random_uniform")
-
 
 
 # -- nn-private flatten (tf.layers.flatten) -----------------------------------
