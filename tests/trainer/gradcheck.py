@@ -23,6 +23,20 @@ def numeric_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     return g
 
 
+def vjp(f, wrt=0):
+    """build(*primals, g) = d/d primals[wrt] of sum(f(*primals) * g): the gradient graph of f as a function.
+
+    Checking `build` by finite differences checks the gradients of the ops *in* f's gradient graph
+    (ConcatGrad, TileGrad, ReluGrad, ...) with respect to both the cotangent g and the primals.
+    """
+
+    def build(*args):
+        *primals, g = args
+        return tf.gradients(f(*primals), [primals[wrt]], grad_ys=g)[0]
+
+    return build
+
+
 def check_gradients(build, inputs, rtol=1e-5, atol=1e-6, eps=1e-6, seed=0):
     """Checks tf.gradients of sum(build(*placeholders) * W) against central differences.
 

@@ -5,15 +5,10 @@ import pytest
 
 import tensorfleet as tf
 from gradcheck import check_gradients
+from helpers import run
 
 RNG = np.random.default_rng(2)
 X = RNG.standard_normal((2, 3, 4))
-
-
-def run(*fetches, feed=None):
-    with tf.Session() as sess:
-        out = sess.run(list(fetches), feed)
-    return out[0] if len(out) == 1 else out
 
 
 @pytest.mark.parametrize("shape,ref", [([6, 4], (6, 4)), ((-1, 2), (12, 2)), ([24], (24,)), ([2, -1, 3], (2, 4, 3))])

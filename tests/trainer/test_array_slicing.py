@@ -5,15 +5,10 @@ import pytest
 
 import tensorfleet as tf
 from gradcheck import check_gradients
+from helpers import run
 
 RNG = np.random.default_rng(4)
 X = RNG.standard_normal((4, 5, 6))
-
-
-def run(*fetches, feed=None):
-    with tf.Session() as sess:
-        out = sess.run(list(fetches), feed)
-    return out[0] if len(out) == 1 else out
 
 
 KEYS = [np.s_[1], np.s_[-1], np.s_[1:3], np.s_[::2], np.s_[::-1], np.s_[:, 1], np.s_[..., -2],

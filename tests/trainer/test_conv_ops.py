@@ -6,6 +6,7 @@ import pytest
 
 import tensorfleet as tf
 from gradcheck import check_gradients
+from helpers import run
 
 
 # -- naive references (independent of the im2col kernels) ---------------------
@@ -47,11 +48,6 @@ def ref_pool(x, k, s, padding, kind):
     return out
 
 
-def _run(t, feed=None):
-    with tf.Session() as sess:
-        return sess.run(t, feed)
-
-
 CONV_CASES = [  # (input shape, filter hw, strides, padding, dilations)
     ((2, 7, 7, 3), (3, 3), (1, 1), "SAME", (1, 1)),
     ((2, 7, 6, 3), (3, 3), (2, 2), "SAME", (1, 1)),
@@ -70,7 +66,7 @@ def test_conv2d_forward_matches_naive_loops(shape, k, s, padding, d):
     x = rng.standard_normal(shape).astype(np.float32)
     f = rng.standard_normal(k + (shape[3], 4)).astype(np.float32)
     y = tf.nn.conv2d(tf.constant(x), tf.constant(f), strides=[1, *s, 1], padding=padding, dilations=[1, *d, 1])
-    out = _run(y)
+    out = run(y)
     ref = ref_conv2d(x, f, s, padding, d)
     assert out.dtype == np.float32 and out.shape == ref.shape
     assert tuple(y.shape.as_list()) == ref.shape
@@ -81,10 +77,10 @@ def test_conv2d_tf_reference_values_and_shapes():
     # TF: 4x4 image 1..16, 2x2 ones filter, stride 2 SAME -> window sums
     x = np.arange(1, 17, dtype=np.float32).reshape(1, 4, 4, 1)
     y = tf.nn.conv2d(x, np.ones((2, 2, 1, 1), np.float32), [1, 2, 2, 1], "SAME")
-    np.testing.assert_array_equal(_run(y)[0, :, :, 0], [[14, 22], [46, 54]])
+    np.testing.assert_array_equal(run(y)[0, :, :, 0], [[14, 22], [46, 54]])
     # 5x5, 2x2 stride 2 SAME: out 3x3, the single pad row/col goes after (bottom/right)
     x5 = np.arange(25, dtype=np.float32).reshape(1, 5, 5, 1)
-    y5 = _run(tf.nn.conv2d(x5, np.ones((2, 2, 1, 1), np.float32), [1, 2, 2, 1], "SAME"))[0, :, :, 0]
+    y5 = run(tf.nn.conv2d(x5, np.ones((2, 2, 1, 1), np.float32), [1, 2, 2, 1], "SAME"))[0, :, :, 0]
     np.testing.assert_array_equal(y5[2], [20 + 21, 22 + 23, 24])
     np.testing.assert_array_equal(y5[:, 2], [4 + 9, 14 + 19, 24])
     shapes = {  # (H, k, s, padding) -> TF output size
@@ -120,11 +116,11 @@ def test_conv2d_float64_and_explicit_padding_and_nchw():
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 6, 5, 3))
     f = rng.standard_normal((3, 2, 3, 2))
-    out = _run(tf.nn.conv2d(x, f, [1, 1, 1, 1], [[0, 0], [1, 1], [0, 1], [0, 0]]))
+    out = run(tf.nn.conv2d(x, f, [1, 1, 1, 1], [[0, 0], [1, 1], [0, 1], [0, 0]]))
     xp = np.pad(x, ((0, 0), (1, 1), (0, 1), (0, 0)))
     assert out.dtype == np.float64
     np.testing.assert_allclose(out, ref_conv2d(xp, f, (1, 1), "VALID"), rtol=1e-10)
-    nchw = _run(tf.nn.conv2d(x.transpose(0, 3, 1, 2), f, [1, 1, 2, 2], "SAME", data_format="NCHW"))
+    nchw = run(tf.nn.conv2d(x.transpose(0, 3, 1, 2), f, [1, 1, 2, 2], "SAME", data_format="NCHW"))
     np.testing.assert_allclose(nchw.transpose(0, 2, 3, 1), ref_conv2d(x, f, (2, 2), "SAME"), rtol=1e-10)
 
 
@@ -143,7 +139,7 @@ def test_conv2d_gradient_with_unknown_batch_uses_runtime_shape():
     x = tf.placeholder(tf.float32, [None, 5, 5, 2])
     y = tf.nn.conv2d(x, tf.constant(fv), [1, 2, 2, 1], "SAME")
     gx = tf.gradients(tf.reduce_sum(y), x)[0]
-    g = _run(gx, {x: xv})
+    g = run(gx, feed={x: xv})
     # d sum(conv)/dx[p] = sum of filter taps that touch p (all output channels)
     ref = np.zeros_like(xv, dtype=np.float64)
     for i in range(3):
@@ -165,11 +161,11 @@ def test_conv2d_backprop_ops_and_transpose():
     x = rng.standard_normal((1, 6, 5, 2))
     y = tf.nn.conv2d(x, f, [1, 2, 2, 1], "SAME")
     xt = tf.nn.conv2d_transpose(g, f, [1, 6, 5, 2], [1, 2, 2, 1], "SAME")
-    yv, xtv = _run([y, xt])
+    yv, xtv = run([y, xt])
     np.testing.assert_allclose((yv * g).sum(), (x * xtv).sum(), rtol=1e-10)
     assert xt.shape.as_list() == [1, 6, 5, 2]
-    gf = _run(tf.nn.conv2d_backprop_filter(x, [3, 3, 2, 4], g, [1, 2, 2, 1], "SAME"))
-    gi = _run(tf.nn.conv2d_backprop_input([1, 6, 5, 2], f, g, [1, 2, 2, 1], "SAME"))
+    gf = run(tf.nn.conv2d_backprop_filter(x, [3, 3, 2, 4], g, [1, 2, 2, 1], "SAME"))
+    gi = run(tf.nn.conv2d_backprop_input([1, 6, 5, 2], f, g, [1, 2, 2, 1], "SAME"))
     np.testing.assert_allclose(gi, xtv)
     # d<conv(x, f), g>/df computed by the naive reference column by column
     eps = 1e-6
@@ -207,7 +203,7 @@ def test_pool_forward_matches_naive(shape, k, s, padding, kind):
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     fn = tf.nn.max_pool if kind == "max" else tf.nn.avg_pool
     y = fn(tf.constant(x), [1, *k, 1], [1, *s, 1], padding)
-    out = _run(y)
+    out = run(y)
     ref = ref_pool(x, k, s, padding, kind)
     assert out.dtype == np.float32 and tuple(y.shape.as_list()) == ref.shape
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
@@ -215,12 +211,12 @@ def test_pool_forward_matches_naive(shape, k, s, padding, kind):
 
 def test_avg_pool_same_divides_by_valid_count_like_tf():
     # TF: avg_pool of ones with SAME padding stays all ones (padding is not counted)
-    out = _run(tf.nn.avg_pool(np.ones((1, 3, 3, 1), np.float32), [1, 3, 3, 1], [1, 1, 1, 1], "SAME"))
+    out = run(tf.nn.avg_pool(np.ones((1, 3, 3, 1), np.float32), [1, 3, 3, 1], [1, 1, 1, 1], "SAME"))
     np.testing.assert_array_equal(out, np.ones((1, 3, 3, 1)))
-    out = _run(tf.nn.avg_pool(np.array([[1., 2.], [3., 4.]], np.float32).reshape(1, 2, 2, 1), 3, 1, "SAME"))
+    out = run(tf.nn.avg_pool(np.array([[1., 2.], [3., 4.]], np.float32).reshape(1, 2, 2, 1), 3, 1, "SAME"))
     np.testing.assert_allclose(out.ravel(), [2.5] * 4)
     # max_pool SAME never picks the padding, even for all-negative inputs
-    out = _run(tf.nn.max_pool(-np.ones((1, 3, 3, 1), np.float32), 2, 2, "SAME"))
+    out = run(tf.nn.max_pool(-np.ones((1, 3, 3, 1), np.float32), 2, 2, "SAME"))
     np.testing.assert_array_equal(out, -np.ones((1, 2, 2, 1)))
 
 
@@ -237,10 +233,10 @@ def test_pool_gradients_finite_differences(shape, k, s, padding, kind):
 def test_max_pool_grad_ties_go_to_first_element_and_nchw():
     x = np.ones((1, 2, 2, 1), np.float32)
     xt = tf.constant(x)
-    g = _run(tf.gradients(tf.nn.max_pool(xt, 2, 2, "VALID"), xt)[0])
+    g = run(tf.gradients(tf.nn.max_pool(xt, 2, 2, "VALID"), xt)[0])
     np.testing.assert_array_equal(g.ravel(), [1, 0, 0, 0])
     v = np.random.default_rng(2).standard_normal((2, 3, 6, 5))
-    out = _run(tf.nn.max_pool(v, [1, 1, 2, 2], [1, 1, 2, 2], "SAME", data_format="NCHW"))
+    out = run(tf.nn.max_pool(v, [1, 1, 2, 2], [1, 1, 2, 2], "SAME", data_format="NCHW"))
     np.testing.assert_allclose(out, ref_pool(v.transpose(0, 2, 3, 1), (2, 2), (2, 2), "SAME", "max")
                                .transpose(0, 3, 1, 2))
 

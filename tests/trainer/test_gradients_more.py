@@ -8,23 +8,9 @@ import numpy as np
 import pytest
 
 import tensorfleet as tf
-from gradcheck import check_gradients, numeric_grad
+from gradcheck import check_gradients, numeric_grad, vjp
 
 RNG = np.random.default_rng(7)
-
-
-def vjp(f, n_primals=1):
-    """build(*primals, g) = d/d primals[0] of sum(f(*primals) * g): the gradient graph of f as a function.
-
-    Checking it by finite differences checks the gradients of the ops *in* f's gradient graph
-    (ConcatGrad, TileGrad, ReluGrad, ...) with respect to both the cotangent g and the primal.
-    """
-
-    def build(*args):
-        primals, g = args[:n_primals], args[n_primals]
-        return tf.gradients(f(*primals), [primals[0]], grad_ys=g)[0]
-
-    return build
 
 
 def _gops(build, inputs):
@@ -36,7 +22,7 @@ def _gops(build, inputs):
 
 
 def _check_vjp(f, primals, out_shape, expect_op, **kw):
-    build = vjp(f, len(primals))
+    build = vjp(f)
     inputs = list(primals) + [RNG.standard_normal(out_shape)]
     assert expect_op in _gops(build, inputs), f"{expect_op} is not in the gradient graph"
     check_gradients(build, inputs, **kw)

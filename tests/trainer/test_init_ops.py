@@ -3,12 +3,8 @@ import numpy as np
 import pytest
 
 import tensorfleet as tf
+from helpers import run
 from tensorfleet.ops.init_ops import _compute_fans
-
-
-def run(t):
-    with tf.Session() as sess:
-        return sess.run(t)
 
 
 def test_constant_initializers():

@@ -5,12 +5,7 @@ import numpy as np
 import pytest
 
 import tensorfleet as tf
-
-
-def _init_and_run(fetches, feed=None):
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        return sess.run(fetches, feed)
+from helpers import init_and_run
 
 
 def test_dense_names_shapes_and_forward():
@@ -24,7 +19,7 @@ def test_dense_names_shapes_and_forward():
     assert [v.name for v in tf.trainable_variables()] == names
     k0, b0, k1, b1 = tf.global_variables()
     xv = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
-    hv, yv, k0v, b0v, k1v, b1v = _init_and_run([h, y, k0, b0, k1, b1], {x: xv})
+    hv, yv, k0v, b0v, k1v, b1v = init_and_run([h, y, k0, b0, k1, b1], {x: xv})
     np.testing.assert_array_equal(b0v, 0)
     ref_h = np.maximum(xv @ k0v + b0v, 0)
     np.testing.assert_allclose(hv, ref_h, rtol=1e-5, atol=1e-6)
@@ -35,7 +30,7 @@ def test_dense_glorot_uniform_default_and_seed():
     tf.set_random_seed(42)
     tf.layers.dense(tf.placeholder(tf.float32, [None, 300]), 100, name="big")
     kernel = tf.global_variables()[0]
-    k1 = _init_and_run(kernel)
+    k1 = init_and_run(kernel)
     with tf.Session() as sess:  # graph seed set: the same draw in every session
         sess.run(tf.global_variables_initializer())
         k2 = sess.run(kernel)
@@ -51,7 +46,7 @@ def test_dense_custom_initializers_reuse_scopes_and_trainable():
     y1 = tf.layers.dense(x, 3, kernel_initializer=ones, bias_initializer=ones, name="fc")
     y2 = tf.layers.dense(x, 3, name="fc", reuse=True)
     assert len(tf.global_variables()) == 2
-    out1, out2 = _init_and_run([y1, y2], {x: [[1.0, 2.0]]})
+    out1, out2 = init_and_run([y1, y2], {x: [[1.0, 2.0]]})
     np.testing.assert_allclose(out1, [[4.0, 4.0, 4.0]])
     np.testing.assert_allclose(out2, out1)
     with pytest.raises(ValueError, match="Variable fc/kernel already exists"):
@@ -80,7 +75,7 @@ def test_conv2d_and_pooling_layers():
     f = tf.layers.flatten(a)
     assert f.shape.as_list() == [None, 36]
     xv = np.random.default_rng(1).standard_normal((2, 9, 9, 2)).astype(np.float32)
-    cv, pv, fv, kv, bv = _init_and_run([c, p, f, kernel, bias], {x: xv})
+    cv, pv, fv, kv, bv = init_and_run([c, p, f, kernel, bias], {x: xv})
     ref = _init_free_conv(xv, kv, 2) + bv
     np.testing.assert_allclose(cv, np.maximum(ref, 0), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(pv, cv[:, :4, :4].reshape(2, 2, 2, 2, 2, 4).max(axis=(2, 4)), rtol=1e-6)
@@ -103,12 +98,12 @@ def test_flatten_gradient_and_dropout_layer_training_flag():
     x = tf.constant(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
     f = tf.layers.flatten(x)
     g = tf.gradients(tf.reduce_sum(f * f), x)[0]
-    fv, gv = _init_and_run([f, g])
+    fv, gv = init_and_run([f, g])
     np.testing.assert_array_equal(fv, np.arange(24).reshape(2, 12))
     np.testing.assert_array_equal(gv, 2 * np.arange(24).reshape(2, 3, 4))
     ones = tf.constant(np.ones((100, 100), np.float32))
-    np.testing.assert_array_equal(_init_and_run(tf.layers.dropout(ones, 0.5)), 1.0)
-    dropped = _init_and_run(tf.layers.dropout(ones, 0.5, training=True, seed=1))
+    np.testing.assert_array_equal(init_and_run(tf.layers.dropout(ones, 0.5)), 1.0)
+    dropped = init_and_run(tf.layers.dropout(ones, 0.5, training=True, seed=1))
     assert set(np.unique(dropped)) == {0.0, 2.0}
     training = tf.placeholder(tf.bool, [])
     d = tf.layers.dropout(ones, rate=0.25, training=training)
@@ -148,7 +143,7 @@ def test_dense_on_rank3_inputs_matches_numpy_and_has_gradients():
     kernel, bias = tf.global_variables()
     g = tf.gradients(tf.reduce_sum(y), kernel)[0]
     xv = np.random.default_rng(3).standard_normal((5, 3, 4)).astype(np.float32)
-    yv, kv, bv, gv = _init_and_run([y, kernel, bias, g], {x: xv})
+    yv, kv, bv, gv = init_and_run([y, kernel, bias, g], {x: xv})
     np.testing.assert_allclose(yv, np.tanh(xv @ kv + bv), rtol=1e-5, atol=1e-6)
     ref_g = np.einsum("nti,ntj->ij", xv, 1 - np.tanh(xv @ kv + bv) ** 2)
     np.testing.assert_allclose(gv, ref_g, rtol=1e-4, atol=1e-5)
@@ -161,11 +156,11 @@ def test_regularizers_and_channels_first_flatten():
                         tf.constant(np.ones(shape, np.float32)))
     losses = tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)
     assert len(losses) == 2
-    kernel_l2, act_l2 = _init_and_run(losses, {x: [[1.0, 0.0, 0.0]]})
+    kernel_l2, act_l2 = init_and_run(losses, {x: [[1.0, 0.0, 0.0]]})
     assert kernel_l2 == 3.0 and act_l2 == 1.0  # sum(1^2 * 6) / 2 and sum([1, 1]^2) / 2
     del y
     v = np.arange(12, dtype=np.float32).reshape(1, 3, 2, 2)  # NCHW
-    out = _init_and_run(tf.layers.flatten(v, data_format="channels_first"))
+    out = init_and_run(tf.layers.flatten(v, data_format="channels_first"))
     np.testing.assert_array_equal(out, v.transpose(0, 2, 3, 1).reshape(1, 12))
 
 

@@ -4,22 +4,13 @@ import pytest
 
 import tensorfleet as tf
 from gradcheck import check_gradients
+from helpers import np_softmax, run
 
 R = tf.losses.Reduction
 rng = np.random.RandomState(0)
 PRED = rng.randn(4, 3).astype(np.float32)
 LAB = rng.randn(4, 3).astype(np.float32)
 W = np.array([[1.0], [0.0], [2.0], [0.5]], np.float32)
-
-
-def _run(t):
-    with tf.Session() as sess:
-        return sess.run(t)
-
-
-def _softmax(z):
-    e = np.exp(z - z.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
 
 
 @pytest.mark.parametrize("reduction,expected", [
@@ -31,7 +22,7 @@ def _softmax(z):
 ])
 def test_mean_squared_error_reductions(reduction, expected):
     loss = tf.losses.mean_squared_error(LAB, PRED, weights=W, reduction=reduction)
-    np.testing.assert_allclose(_run(loss), expected((PRED - LAB) ** 2), rtol=1e-5)
+    np.testing.assert_allclose(run(loss), expected((PRED - LAB) ** 2), rtol=1e-5)
     assert tf.get_collection(tf.GraphKeys.LOSSES) == [loss]
 
 
@@ -40,7 +31,7 @@ def test_regression_losses_default_reduction_is_mean():
     huber = np.where(np.abs(d) <= 1.0, 0.5 * d ** 2, np.abs(d) - 0.5)
     p = 1 / (1 + np.exp(-PRED))
     y = (LAB > 0).astype(np.float32)
-    got = _run([tf.losses.absolute_difference(LAB, PRED), tf.losses.huber_loss(LAB, PRED),
+    got = run([tf.losses.absolute_difference(LAB, PRED), tf.losses.huber_loss(LAB, PRED),
                 tf.losses.log_loss(y, p), tf.losses.hinge_loss(y, PRED),
                 tf.losses.mean_squared_error(LAB, PRED, weights=0.0)])
     np.testing.assert_allclose(got[0], np.abs(d).mean(), rtol=1e-5)
@@ -54,7 +45,7 @@ def test_regression_losses_default_reduction_is_mean():
 def test_cosine_distance():
     a = LAB / np.linalg.norm(LAB, axis=1, keepdims=True)
     b = PRED / np.linalg.norm(PRED, axis=1, keepdims=True)
-    got = _run(tf.losses.cosine_distance(a, b, axis=1))
+    got = run(tf.losses.cosine_distance(a, b, axis=1))
     np.testing.assert_allclose(got, np.mean(1 - (a * b).sum(1)), rtol=1e-5)
     with pytest.raises(ValueError, match="axis"):
         tf.losses.cosine_distance(a, b)
@@ -64,12 +55,12 @@ def test_classification_losses_with_weights_and_label_smoothing():
     labels = np.array([0, 2, 1, 2])
     onehot = np.eye(3, dtype=np.float32)[labels]
     bw = np.array([1.0, 0.0, 2.0, 1.0], np.float32)
-    xent = -np.log(_softmax(PRED.astype(np.float64))[np.arange(4), labels])
+    xent = -np.log(np_softmax(PRED.astype(np.float64))[np.arange(4), labels])
     smooth = onehot * 0.9 + 0.1 / 3
-    xent_smooth = -(smooth * np.log(_softmax(PRED.astype(np.float64)))).sum(1)
+    xent_smooth = -(smooth * np.log(np_softmax(PRED.astype(np.float64)))).sum(1)
     sig_lab = smooth * 0.8 + 0.5 * 0.2
     sig = np.maximum(PRED, 0) - PRED * sig_lab + np.log1p(np.exp(-np.abs(PRED)))
-    got = _run([tf.losses.softmax_cross_entropy(onehot, PRED),
+    got = run([tf.losses.softmax_cross_entropy(onehot, PRED),
                 tf.losses.softmax_cross_entropy(onehot, PRED, weights=bw),
                 tf.losses.softmax_cross_entropy(onehot, PRED, label_smoothing=0.1),
                 tf.losses.sparse_softmax_cross_entropy(labels, PRED, weights=bw),
@@ -104,7 +95,7 @@ def test_total_loss_and_regularization_collections():
     with tf.Graph().as_default():
         with pytest.raises(ValueError):
             tf.losses.get_total_loss()
-        assert _run(tf.losses.get_regularization_loss()) == 0.0
+        assert run(tf.losses.get_regularization_loss()) == 0.0
     with pytest.raises(ValueError, match="Invalid Reduction"):
         tf.losses.mean_squared_error(LAB, PRED, reduction="bogus")
     with pytest.raises(ValueError, match="broadcast"):

@@ -4,14 +4,9 @@ import pytest
 
 import tensorfleet as tf
 from gradcheck import check_gradients
+from helpers import run
 
 RNG = np.random.default_rng(0)
-
-
-def run(*fetches, feed=None):
-    with tf.Session() as sess:
-        out = sess.run(list(fetches), feed)
-    return out[0] if len(out) == 1 else out
 
 
 A = RNG.standard_normal((3, 4))

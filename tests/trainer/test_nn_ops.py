@@ -5,20 +5,7 @@ import pytest
 
 import tensorfleet as tf
 from gradcheck import check_gradients
-
-
-def _run(t, feed=None):
-    with tf.Session() as sess:
-        return sess.run(t, feed)
-
-
-def _np_sigmoid(x):
-    return 1 / (1 + np.exp(-x))
-
-
-def _np_log_softmax(x, axis=-1):
-    m = x.max(axis=axis, keepdims=True)
-    return x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))
+from helpers import np_log_softmax, np_sigmoid, run
 
 
 RNG = np.random.default_rng(0)
@@ -32,7 +19,7 @@ ACTIVATIONS = [
     ("relu6", tf.nn.relu6, lambda x: np.clip(x, 0, 6)),
     ("elu", tf.nn.elu, lambda x: np.where(x > 0, x, np.exp(x) - 1)),
     ("leaky_relu", tf.nn.leaky_relu, lambda x: np.where(x > 0, x, 0.2 * x)),
-    ("sigmoid", tf.nn.sigmoid, _np_sigmoid),
+    ("sigmoid", tf.nn.sigmoid, np_sigmoid),
     ("tanh", tf.nn.tanh, np.tanh),
     ("softplus", tf.nn.softplus, lambda x: np.log1p(np.exp(x))),
 ]
@@ -42,7 +29,7 @@ ACTIVATIONS = [
 def test_activation_forward_dtype_and_gradient(name, fn, ref):
     x32 = X_KINKFREE.astype(np.float32)
     y = fn(tf.constant(x32))
-    out = _run(y)
+    out = run(y)
     assert out.dtype == np.float32 and y.dtype == tf.float32
     np.testing.assert_allclose(out, ref(X_KINKFREE), rtol=1e-5, atol=1e-6)
     check_gradients(fn, [X_KINKFREE])
@@ -53,42 +40,42 @@ def test_activation_names_root_aliases_and_errors():
     assert tf.nn.relu(x).name == "Relu:0"
     assert tf.sigmoid(x).name == "Sigmoid:0" and tf.tanh(x, name="t").name == "t:0"
     assert tf.sigmoid is tf.nn.sigmoid and tf.tanh is tf.nn.tanh
-    np.testing.assert_allclose(_run(tf.nn.leaky_relu(x, alpha=0.1)), [1.0, -0.2], rtol=1e-6)
+    np.testing.assert_allclose(run(tf.nn.leaky_relu(x, alpha=0.1)), [1.0, -0.2], rtol=1e-6)
     with pytest.raises(TypeError, match="DataType int32 not in list of allowed values"):
         tf.nn.relu(tf.constant([1, 2]))
     # stable for large |x|: no overflow, exact limits
     big = np.array([-1000.0, 1000.0], np.float32)
-    np.testing.assert_array_equal(_run(tf.sigmoid(big)), [0.0, 1.0])
-    np.testing.assert_array_equal(_run(tf.nn.softplus(big)), [0.0, 1000.0])
+    np.testing.assert_array_equal(run(tf.sigmoid(big)), [0.0, 1.0])
+    np.testing.assert_array_equal(run(tf.nn.softplus(big)), [0.0, 1000.0])
 
 
-@pytest.mark.parametrize("fn,ref", [(tf.nn.softmax, lambda x, a: np.exp(_np_log_softmax(x, a))),
-                                    (tf.nn.log_softmax, _np_log_softmax)], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("fn,ref", [(tf.nn.softmax, lambda x, a: np.exp(np_log_softmax(x, a))),
+                                    (tf.nn.log_softmax, np_log_softmax)], ids=["softmax", "log_softmax"])
 def test_softmax_family_axes_rank3_and_gradients(fn, ref):
     x = RNG.standard_normal((2, 3, 4))
     for axis in (None, -1, 1, 0):
-        out = _run(fn(tf.constant(x.astype(np.float32)), axis=axis))
+        out = run(fn(tf.constant(x.astype(np.float32)), axis=axis))
         assert out.dtype == np.float32
         np.testing.assert_allclose(out, ref(x, -1 if axis is None else axis), rtol=1e-5, atol=1e-6)
         check_gradients(lambda t: fn(t, axis=axis), [x])
     # large logits do not overflow (log-sum-exp)
     big = np.array([[1000.0, 1001.0, 999.0]], np.float32)
-    np.testing.assert_allclose(_run(fn(big)), ref(big.astype(np.float64), -1), rtol=1e-5)
-    np.testing.assert_allclose(_run(fn(tf.constant(x), dim=1)), ref(x, 1), rtol=1e-10)
+    np.testing.assert_allclose(run(fn(big)), ref(big.astype(np.float64), -1), rtol=1e-5)
+    np.testing.assert_allclose(run(fn(tf.constant(x), dim=1)), ref(x, 1), rtol=1e-10)
     with pytest.raises(ValueError, match="dim 3 must be in the range"):
         fn(tf.constant(x), axis=3)
 
 
 LOGITS = RNG.standard_normal((4, 5))
-PROBS = np.exp(_np_log_softmax(RNG.standard_normal((4, 5))))
+PROBS = np.exp(np_log_softmax(RNG.standard_normal((4, 5))))
 
 
 def test_softmax_xent_v2_forward_and_gradients_wrt_both():
     loss = tf.nn.softmax_cross_entropy_with_logits_v2(labels=PROBS.astype(np.float32),
                                                       logits=LOGITS.astype(np.float32))
-    out = _run(loss)
+    out = run(loss)
     assert out.dtype == np.float32 and loss.shape.as_list() == [4]
-    np.testing.assert_allclose(out, -(PROBS * _np_log_softmax(LOGITS)).sum(-1), rtol=1e-5)
+    np.testing.assert_allclose(out, -(PROBS * np_log_softmax(LOGITS)).sum(-1), rtol=1e-5)
     check_gradients(lambda labels, logits: tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits),
                     [PROBS, LOGITS])
 
@@ -99,11 +86,11 @@ def test_softmax_xent_v1_labels_get_no_gradient_and_axis():
     loss = tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits)
     g_labels, g_logits = tf.gradients(loss, [labels, logits])
     assert g_labels is None
-    np.testing.assert_allclose(_run(g_logits), np.exp(_np_log_softmax(LOGITS)) - PROBS, rtol=1e-10)
+    np.testing.assert_allclose(run(g_logits), np.exp(np_log_softmax(LOGITS)) - PROBS, rtol=1e-10)
     check_gradients(lambda lg: tf.nn.softmax_cross_entropy_with_logits(labels=PROBS, logits=lg), [LOGITS])
     # axis 0 on the transposed problem gives the same losses; rank 3 works too
-    out = _run(tf.nn.softmax_cross_entropy_with_logits(labels=PROBS.T, logits=LOGITS.T, dim=0))
-    np.testing.assert_allclose(out, -(PROBS * _np_log_softmax(LOGITS)).sum(-1), rtol=1e-10)
+    out = run(tf.nn.softmax_cross_entropy_with_logits(labels=PROBS.T, logits=LOGITS.T, dim=0))
+    np.testing.assert_allclose(out, -(PROBS * np_log_softmax(LOGITS)).sum(-1), rtol=1e-10)
     x3, p3 = RNG.standard_normal((2, 3, 4)), np.full((2, 3, 4), 1 / 3)  # labels sum to 1 along axis 1
     check_gradients(lambda a, b: tf.nn.softmax_cross_entropy_with_logits_v2(labels=b, logits=a, axis=1), [x3, p3])
     with pytest.raises(ValueError, match="named arguments"):
@@ -115,9 +102,9 @@ def test_sparse_softmax_xent_forward_gradient_and_dtype(label_dtype):
     labels = np.array([0, 4, 2, 1], dtype=label_dtype)
     loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=LOGITS.astype(np.float32))
     assert loss.name == "SparseSoftmaxCrossEntropyWithLogits/SparseSoftmaxCrossEntropyWithLogits:0"
-    out = _run(loss)
+    out = run(loss)
     assert out.dtype == np.float32
-    np.testing.assert_allclose(out, -_np_log_softmax(LOGITS)[np.arange(4), labels], rtol=1e-5)
+    np.testing.assert_allclose(out, -np_log_softmax(LOGITS)[np.arange(4), labels], rtol=1e-5)
     check_gradients(lambda lg: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=lg), [LOGITS])
     # rank 3 logits with rank 2 labels
     l3 = RNG.standard_normal((2, 3, 4))
@@ -150,12 +137,12 @@ def test_sparse_softmax_xent_errors():
 def test_sigmoid_xent_forward_and_gradients():
     z = RNG.uniform(0, 1, (3, 4))
     x = RNG.standard_normal((3, 4)) * 4
-    out = _run(tf.nn.sigmoid_cross_entropy_with_logits(labels=z.astype(np.float32), logits=x.astype(np.float32)))
-    ref = -(z * np.log(_np_sigmoid(x)) + (1 - z) * np.log(1 - _np_sigmoid(x)))
+    out = run(tf.nn.sigmoid_cross_entropy_with_logits(labels=z.astype(np.float32), logits=x.astype(np.float32)))
+    ref = -(z * np.log(np_sigmoid(x)) + (1 - z) * np.log(1 - np_sigmoid(x)))
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
     check_gradients(lambda z, x: tf.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=x), [z, x])
-    big = _run(tf.nn.sigmoid_cross_entropy_with_logits(labels=[1.0, 0.0], logits=[-200.0, 200.0]))
+    big = run(tf.nn.sigmoid_cross_entropy_with_logits(labels=[1.0, 0.0], logits=[-200.0, 200.0]))
     np.testing.assert_allclose(big, [200.0, 200.0])
     with pytest.raises(ValueError, match="must have the same shape"):
         tf.nn.sigmoid_cross_entropy_with_logits(labels=np.zeros(3, np.float32), logits=np.zeros(4, np.float32))
@@ -164,13 +151,13 @@ def test_sigmoid_xent_forward_and_gradients():
 # -- bias_add / xw_plus_b / l2_loss ---------------------------------------------
 def test_bias_add_forward_gradients_formats_and_errors():
     v4, b = RNG.standard_normal((2, 3, 4, 5)), RNG.standard_normal(5)
-    out = _run(tf.nn.bias_add(v4.astype(np.float32), b.astype(np.float32)))
+    out = run(tf.nn.bias_add(v4.astype(np.float32), b.astype(np.float32)))
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, v4 + b, rtol=1e-5, atol=1e-6)
     check_gradients(tf.nn.bias_add, [v4, b])
     check_gradients(tf.nn.bias_add, [RNG.standard_normal((3, 2)), RNG.standard_normal(2)])
     vc = RNG.standard_normal((2, 5, 3, 3))
-    np.testing.assert_allclose(_run(tf.nn.bias_add(vc, b, data_format="NCHW")), vc + b[:, None, None])
+    np.testing.assert_allclose(run(tf.nn.bias_add(vc, b, data_format="NCHW")), vc + b[:, None, None])
     check_gradients(lambda v, b: tf.nn.bias_add(v, b, data_format="NCHW"), [vc, b])
     assert tf.nn.bias_add(tf.constant(v4), tf.constant(b)).name == "BiasAdd_2:0"
     with pytest.raises(ValueError, match="Dimensions must be equal, but are 5 and 4"):
@@ -183,10 +170,10 @@ def test_xw_plus_b_and_l2_loss():
     x, w, b = RNG.standard_normal((3, 4)), RNG.standard_normal((4, 2)), RNG.standard_normal(2)
     y = tf.nn.xw_plus_b(x, w, b, name="fc")
     assert y.name == "fc:0"
-    np.testing.assert_allclose(_run(y), x @ w + b, rtol=1e-10)
+    np.testing.assert_allclose(run(y), x @ w + b, rtol=1e-10)
     check_gradients(tf.nn.xw_plus_b, [x, w, b])
     l2 = tf.nn.l2_loss(tf.constant(x.astype(np.float32)))
-    out = _run(l2)
+    out = run(l2)
     assert l2.shape.as_list() == [] and out.dtype == np.float32
     np.testing.assert_allclose(out, (x ** 2).sum() / 2, rtol=1e-5)
     check_gradients(tf.nn.l2_loss, [x])
@@ -217,7 +204,7 @@ def test_dropout_fixed_mask_gradient_matches_finite_differences():
     with tf.Graph().as_default():
         tf.set_random_seed(3)
         y = tf.nn.dropout(tf.constant(x), rate=0.5)
-        mask = _run(y) / x
+        mask = run(y) / x
     check_gradients(lambda t: t * tf.constant(mask), [x])  # oracle for the mask product
     with tf.Graph().as_default():
         tf.set_random_seed(3)
@@ -225,7 +212,7 @@ def test_dropout_fixed_mask_gradient_matches_finite_differences():
         y = tf.nn.dropout(xt, rate=0.5)
         w = RNG.standard_normal((4, 6))
         g = tf.gradients(tf.reduce_sum(y * w), xt)[0]
-        yv, gv = _run([y, g])
+        yv, gv = run([y, g])
     np.testing.assert_allclose(yv / x, mask, rtol=1e-12)  # graph seed + op count: same mask
     np.testing.assert_allclose(gv, w * mask, rtol=1e-12)
 
@@ -254,7 +241,7 @@ def test_dropout_placeholder_keep_prob_noise_shape_and_errors():
 def test_moments_forward_and_gradients():
     x = RNG.standard_normal((4, 3, 2))
     mean, var = tf.nn.moments(tf.constant(x.astype(np.float32)), axes=[0, 1])
-    m, v = _run([mean, var])
+    m, v = run([mean, var])
     assert m.dtype == np.float32 and mean.shape.as_list() == [2]
     np.testing.assert_allclose(m, x.mean((0, 1)), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(v, x.var((0, 1)), rtol=1e-5)
@@ -268,18 +255,18 @@ def test_embedding_lookup_forward_gradient_and_errors():
     ids = np.array([[0, 5], [2, 2]], np.int32)
     out = tf.nn.embedding_lookup(tf.constant(params), ids)
     assert out.shape.as_list() == [2, 2, 3] and out.name == "embedding_lookup:0"
-    np.testing.assert_array_equal(_run(out), params[ids])
+    np.testing.assert_array_equal(run(out), params[ids])
     check_gradients(lambda p: tf.nn.embedding_lookup([p], ids), [params])  # repeated id 2 accumulates
     bad = tf.nn.embedding_lookup(tf.constant(params), tf.constant([1, 6]))
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = 6 is not in \[0, 6\)"):
-        _run(bad)
+        run(bad)
 
 
 def test_in_top_k_matches_numpy_with_ties():
     preds = np.array([[0.1, 0.9, 0.5, 0.5], [0.3, 0.2, 0.1, 0.0], [0.5, 0.5, 0.5, 0.5]], np.float32)
     targets = np.array([2, 0, 3], np.int32)
-    out = _run(tf.nn.in_top_k(preds, targets, 2))
+    out = run(tf.nn.in_top_k(preds, targets, 2))
     assert out.dtype == np.bool_
     np.testing.assert_array_equal(out, [True, True, True])  # 0.5 ties 0.5: both in top 2
-    np.testing.assert_array_equal(_run(tf.nn.in_top_k(preds, targets, 1)), [False, True, True])
-    np.testing.assert_array_equal(_run(tf.nn.in_top_k(preds, np.array([7, 1, 0], np.int64), 4)), [False, True, True])
+    np.testing.assert_array_equal(run(tf.nn.in_top_k(preds, targets, 1)), [False, True, True])
+    np.testing.assert_array_equal(run(tf.nn.in_top_k(preds, np.array([7, 1, 0], np.int64), 4)), [False, True, True])

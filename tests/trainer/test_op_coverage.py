@@ -4,7 +4,7 @@ added without deciding how it is tested fails here.
 * FD_GRADIENT_TESTED: differentiable ops whose registered gradient a test checks against central finite
   differences in float64 (`gradcheck.check_gradients`, or `gradcheck.numeric_grad` in fresh sessions for the
   seeded random ops). The internal gradient ops (ReluGrad, ConcatGrad, ...) are here too: their own gradients
-  are checked to second order through `test_gradients_more.vjp`. Their forward is checked by the FD test of the
+  are checked to second order through `gradcheck.vjp`. Their forward is checked by the FD test of the
   op whose gradient they compute (an independent oracle); the public ops' forward by their module's test.
 * FORWARD_ONLY: ops with no gradient (NotDifferentiable), each with the reason and the test checking its
   forward against numpy or a documented reference.

@@ -7,14 +7,9 @@ import numpy as np
 import pytest
 
 import tensorfleet as tf
+from helpers import run
 
 N = 20000
-
-
-def run(*fetches, feed=None):
-    with tf.Session() as sess:
-        out = sess.run(list(fetches), feed)
-    return out[0] if len(out) == 1 else out
 
 
 def test_distributions_shapes_dtypes_and_moments():

@@ -4,15 +4,10 @@ import pytest
 
 import tensorfleet as tf
 from gradcheck import check_gradients
+from helpers import run
 
 RNG = np.random.default_rng(1)
 X = RNG.standard_normal((2, 3, 4))
-
-
-def run(*fetches, feed=None):
-    with tf.Session() as sess:
-        out = sess.run(list(fetches), feed)
-    return out[0] if len(out) == 1 else out
 
 
 REDUCTIONS = [(tf.reduce_sum, np.sum), (tf.reduce_mean, np.mean), (tf.reduce_max, np.max), (tf.reduce_min, np.min),

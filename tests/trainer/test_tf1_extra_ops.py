@@ -8,23 +8,10 @@ import numpy as np
 import pytest
 
 import tensorfleet as tf
-from gradcheck import check_gradients
+from gradcheck import check_gradients, vjp
+from helpers import init_and_run
 
 RNG = np.random.default_rng(7)
-
-
-def _run(fetches, feed=None):
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        return sess.run(fetches, feed)
-
-
-def _vjp(f, wrt=0):
-    """build(*primals, g): d/d primals[wrt] of sum(f(*primals) * g)."""
-    def build(*args):
-        *primals, g = args
-        return tf.gradients(f(*primals), [primals[wrt]], grad_ys=g)[0]
-    return build
 
 
 # -- top_k --------------------------------------------------------------------
@@ -32,23 +19,23 @@ def test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions():
     x = np.array([[1, 3, 3, 2, 5], [4, 4, 4, 0, -1]], dtype=np.float32)
     v, i = tf.nn.top_k(tf.constant(x), k=3)
     assert v.shape.as_list() == [2, 3] and i.dtype is tf.int32
-    vv, ii = _run([v, i])
+    vv, ii = init_and_run([v, i])
     want_i = np.argsort(-x, axis=-1, kind="stable")[:, :3]  # TF: equal values, lower index first
     np.testing.assert_array_equal(ii, want_i)
     np.testing.assert_array_equal(vv, np.take_along_axis(x, want_i, -1))
-    v8, i8 = _run(list(tf.math.top_k(tf.constant(np.array([3, 250, 7], np.uint8)), 2)))
+    v8, i8 = init_and_run(list(tf.math.top_k(tf.constant(np.array([3, 250, 7], np.uint8)), 2)))
     np.testing.assert_array_equal(i8, [1, 2])
     with pytest.raises(ValueError, match="at least k columns"):
         tf.nn.top_k(tf.constant(x), 6)
     xs = RNG.permutation(24).reshape(2, 3, 4).astype(np.float64)  # distinct values: top_k is smooth there
     check_gradients(lambda t: tf.nn.top_k(t, 2)[0] * 1.5, [xs])
     # second order: the gradient graph is PutAlongLastAxis (whose gradient is TakeAlongLastAxis) ...
-    check_gradients(_vjp(lambda t: tf.nn.top_k(t, 2)[0]), [xs, RNG.standard_normal((2, 3, 2))])
+    check_gradients(vjp(lambda t: tf.nn.top_k(t, 2)[0]), [xs, RNG.standard_normal((2, 3, 2))])
     # ... and differentiating that again goes through TakeAlongLastAxis (gradient: PutAlongLastAxis)
     def vjp2(x, g, h):
         first = tf.gradients(tf.nn.top_k(x, 2)[0], [x], grad_ys=g)[0]
         return tf.gradients(first, [g], grad_ys=h)[0]
-    check_gradients(lambda x, g, h: vjp2(x, g, h), [xs, RNG.standard_normal((2, 3, 2)), RNG.standard_normal((2, 3, 4))])
+    check_gradients(vjp2, [xs, RNG.standard_normal((2, 3, 2)), RNG.standard_normal((2, 3, 4))])
 
 
 # -- cumsum / cumprod ---------------------------------------------------------
@@ -66,15 +53,15 @@ def _np_scan(fn, x, axis, exclusive, reverse, ident):
 def test_cumsum_cumprod_forward_and_gradients(exclusive, reverse):
     x = RNG.uniform(0.5, 1.5, (3, 4))
     for axis in (0, 1, -1):
-        got_s, got_p = _run([tf.cumsum(tf.constant(x), axis, exclusive=exclusive, reverse=reverse),
+        got_s, got_p = init_and_run([tf.cumsum(tf.constant(x), axis, exclusive=exclusive, reverse=reverse),
                              tf.cumprod(tf.constant(x), axis, exclusive=exclusive, reverse=reverse)])
         np.testing.assert_allclose(got_s, _np_scan(np.cumsum, x, axis % 2, exclusive, reverse, 0), rtol=1e-12)
         np.testing.assert_allclose(got_p, _np_scan(np.cumprod, x, axis % 2, exclusive, reverse, 1), rtol=1e-12)
     check_gradients(lambda t: tf.cumsum(t, 1, exclusive=exclusive, reverse=reverse), [x])
     check_gradients(lambda t: tf.cumprod(t, 0, exclusive=exclusive, reverse=reverse), [x])
     # TF's documented example
-    assert _run(tf.cumsum([1, 2, 3], exclusive=True, reverse=True)).tolist() == [5, 3, 0]
-    assert _run(tf.cumsum(tf.constant([1, 2, 3], tf.int32))).dtype == np.int32
+    assert init_and_run(tf.cumsum([1, 2, 3], exclusive=True, reverse=True)).tolist() == [5, 3, 0]
+    assert init_and_run(tf.cumsum(tf.constant([1, 2, 3], tf.int32))).dtype == np.int32
 
 
 # -- gather_nd ----------------------------------------------------------------
@@ -83,16 +70,16 @@ def test_gather_nd_forward_errors_and_gradients():
     idx_full = np.array([[0, 1, 1], [2, 3, 0]])
     idx_rows = np.array([[[1], [0]], [[2], [2]]])
     idx_pairs = np.array([[0, 0], [2, 3], [0, 0]], dtype=np.int64)
-    a, b, c = _run([tf.gather_nd(p, idx_full), tf.gather_nd(p, idx_rows), tf.gather_nd(p, idx_pairs)])
+    a, b, c = init_and_run([tf.gather_nd(p, idx_full), tf.gather_nd(p, idx_rows), tf.gather_nd(p, idx_pairs)])
     np.testing.assert_array_equal(a, p[idx_full[:, 0], idx_full[:, 1], idx_full[:, 2]])
     np.testing.assert_array_equal(b, p[idx_rows[..., 0]])
     np.testing.assert_array_equal(c, p[idx_pairs[:, 0], idx_pairs[:, 1]])
     assert tf.gather_nd(p, idx_rows).shape.as_list() == [2, 2, 4, 2]
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = \[3, 0\] does not index into "
                                                              r"param shape \[3,4,2\]"):
-        _run(tf.gather_nd(p, [[0, 0], [3, 0]]))
+        init_and_run(tf.gather_nd(p, [[0, 0], [3, 0]]))
     check_gradients(lambda t: tf.gather_nd(t, idx_pairs), [p])  # repeated [0, 0] accumulates
-    check_gradients(_vjp(lambda t: tf.gather_nd(t, idx_pairs)), [p, RNG.standard_normal((3, 2))])  # GatherNdGrad
+    check_gradients(vjp(lambda t: tf.gather_nd(t, idx_pairs)), [p, RNG.standard_normal((3, 2))])  # GatherNdGrad
 
 
 # -- scatter_update / scatter_add / scatter_sub -------------------------------
@@ -124,7 +111,7 @@ def test_scatter_ops_update_the_variable_like_numpy():
 # -- sequence_mask ------------------------------------------------------------
 def test_sequence_mask_matches_numpy():
     lengths = np.array([[1, 3], [0, 2]])
-    m, m5, mf = _run([tf.sequence_mask(lengths), tf.sequence_mask(lengths, 5),
+    m, m5, mf = init_and_run([tf.sequence_mask(lengths), tf.sequence_mask(lengths, 5),
                       tf.sequence_mask(tf.constant([2, 0]), maxlen=3, dtype=tf.float32)])
     np.testing.assert_array_equal(m, np.arange(3) < lengths[..., None])
     np.testing.assert_array_equal(m5, np.arange(5) < lengths[..., None])
@@ -138,7 +125,7 @@ def test_sequence_mask_matches_numpy():
 def test_tensordot_matches_numpy_and_gradient():
     a, b = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((4, 3, 5))
     for axes in (1, [[1, 2], [1, 0]], ([2], [0]), 0):
-        got = _run(tf.tensordot(a, b, axes))
+        got = init_and_run(tf.tensordot(a, b, axes))
         np.testing.assert_allclose(got, np.tensordot(a, b, axes), rtol=1e-12)
         assert tf.tensordot(a, b, axes).shape.as_list() == list(np.tensordot(a, b, axes).shape)
     check_gradients(lambda x, y: tf.tensordot(x, y, [[1, 2], [1, 0]]), [a, b])
@@ -153,7 +140,7 @@ def test_matmul_on_batches_broadcasts_like_numpy_and_gradient(ta, tb):
     t = tf.matmul(a, b, transpose_a=ta, transpose_b=tb)
     assert t.op.type == "BatchMatMulV2" and t.shape.as_list() == [2, 3, 3, 5]
     want = np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b)
-    np.testing.assert_allclose(_run(t), want, rtol=1e-12)
+    np.testing.assert_allclose(init_and_run(t), want, rtol=1e-12)
     check_gradients(lambda x, y: tf.matmul(x, y, transpose_a=ta, transpose_b=tb), [a, b])
     assert tf.matmul(tf.ones([2, 3]), tf.ones([3, 4])).op.type == "MatMul"  # rank 2 keeps MatMul
 
@@ -242,7 +229,7 @@ def test_math_random_and_debugging_namespaces():
     a = tf.random.normal([2000], seed=1)
     c = tf.random.categorical(tf.log([[0.5, 0.5]]), 4000, seed=2)
     u = tf.random.uniform([3], maxval=2.0, seed=1)
-    va, vc, vu = _run([a, c, u])
+    va, vc, vu = init_and_run([a, c, u])
     assert abs(va.mean()) < 0.1 and abs(va.std() - 1) < 0.1
     assert c.dtype is tf.int64 and abs(vc.mean() - 0.5) < 0.05 and ((vu >= 0) & (vu < 2)).all()
-    np.testing.assert_allclose(_run(tf.math.log(tf.constant([1.0, np.e]))), [0, 1], atol=1e-6)
+    np.testing.assert_allclose(init_and_run(tf.math.log(tf.constant([1.0, np.e]))), [0, 1], atol=1e-6)

@@ -12,15 +12,7 @@ import numpy as np
 import pytest
 
 import tensorfleet as tf
-
-
-def _sigmoid(z):
-    return 1.0 / (1.0 + np.exp(-z))
-
-
-def _softmax(z):
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
+from helpers import np_sigmoid, np_softmax
 
 
 # 1. Linear regression: placeholders, GradientDescent, fetch loop ------------
@@ -76,13 +68,13 @@ def test_logistic_regression_matches_numpy_gradient_descent():
         sess.run(tf.global_variables_initializer())
         for _ in range(50):
             sess.run(train_op, feed_dict={x: xs, y_: ys})
-            p = _sigmoid(xs @ w_np + b_np)
+            p = np_sigmoid(xs @ w_np + b_np)
             w_np -= 0.3 * xs.T @ (p - ys) / len(xs)
             b_np -= 0.3 * (p - ys).mean(axis=0)
         w_tf, b_tf, acc = sess.run([W, b, accuracy], feed_dict={x: xs, y_: ys})
     np.testing.assert_allclose(w_tf, w_np, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(b_tf, b_np, rtol=1e-4, atol=1e-5)
-    acc_np = np.mean(((_sigmoid(xs @ w_np + b_np) > 0.5).astype(np.float32) == ys))
+    acc_np = np.mean(((np_sigmoid(xs @ w_np + b_np) > 0.5).astype(np.float32) == ys))
     assert acc == pytest.approx(acc_np) and acc > 0.85
 
 
@@ -107,7 +99,7 @@ def test_softmax_regression_tutorial_with_interactive_session():
         w_np, b_np = np.zeros((5, 3)), np.zeros(3)
         for _ in range(20):
             train_step.run(feed_dict={x: xs, y_: ys})
-            p = _softmax(xs @ w_np + b_np)
+            p = np_softmax(xs @ w_np + b_np)
             w_np -= 0.1 * xs.T @ (p - ys) / len(xs)
             b_np -= 0.1 * (p - ys).mean(axis=0)
         correct_prediction = tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1))
@@ -641,7 +633,7 @@ def test_tf_losses_module_values():
         sess.run(tf.global_variables_initializer())
         m, xe, sp, tot = sess.run([mse, xent, sparse, total])
     m_np = np.mean((pred_v - target_v) ** 2)
-    xe_np = np.mean(-np.log(_softmax(logits_v.astype(np.float64))[np.arange(5), labels_v]))
+    xe_np = np.mean(-np.log(np_softmax(logits_v.astype(np.float64))[np.arange(5), labels_v]))
     assert m == pytest.approx(m_np, rel=1e-5)
     assert xe == pytest.approx(xe_np, rel=1e-5) and sp == pytest.approx(xe_np, rel=1e-5)
     assert tot == pytest.approx(m_np + 2 * xe_np + 0.01 * 2.0, rel=1e-5)

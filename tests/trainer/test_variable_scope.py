@@ -3,17 +3,12 @@ import numpy as np
 import pytest
 
 import tensorfleet as tf
+from helpers import init_and_run
 
 
 def _needs(name):
     if not hasattr(tf, name):
         pytest.skip(f"tf.{name} is not defined yet (ops/init_ops.py)")
-
-
-def _init_and_run(fetches):
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        return sess.run(fetches)
 
 
 def test_names_follow_variable_scope_not_name_scope():
@@ -126,7 +121,7 @@ def test_initializer_forms():
                          initializer=lambda shape, dtype=None, partition_info=None:
                          tf.constant(np.full(shape, 7.0), dtype=dtype))
     assert n.dtype == tf.int64 and fn.dtype == tf.float64
-    vals = _init_and_run([t, n, obj, cls, fn])
+    vals = init_and_run([t, n, obj, cls, fn])
     np.testing.assert_array_equal(vals[0], [1.0, 2.0])
     np.testing.assert_array_equal(vals[1], [0, 1, 2])
     np.testing.assert_array_equal(vals[2], np.full((2, 2), 3.0))
@@ -142,7 +137,7 @@ def test_scope_initializer_and_dtype_are_inherited():
         with tf.variable_scope("t"):
             v = tf.get_variable("v", [2])
     assert v.dtype == tf.float64
-    np.testing.assert_array_equal(_init_and_run(v), [2.0, 2.0])
+    np.testing.assert_array_equal(init_and_run(v), [2.0, 2.0])
 
 
 def test_default_initializers_glorot_for_float_zeros_for_int():
@@ -150,7 +145,7 @@ def test_default_initializers_glorot_for_float_zeros_for_int():
     tf.set_random_seed(1)
     w = tf.get_variable("w", [30, 20])
     i = tf.get_variable("i", [4], dtype=tf.int32)
-    wv, iv = _init_and_run([w, i])
+    wv, iv = init_and_run([w, i])
     limit = np.sqrt(6.0 / (30 + 20))
     assert wv.dtype == np.float32 and np.abs(wv).max() <= limit and np.abs(wv).max() > 0.5 * limit
     assert wv.std() > 0.3 * limit
@@ -205,5 +200,5 @@ def test_regularizer_adds_loss():
     w = tf.get_variable("rw", initializer=np.array([1.0, 2.0], np.float32), regularizer=reg)
     losses = tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)
     assert len(losses) == 1
-    assert _init_and_run(losses[0]) == pytest.approx(5.0)
+    assert init_and_run(losses[0]) == pytest.approx(5.0)
     assert w.op.name == "rw"

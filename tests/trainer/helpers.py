@@ -1,0 +1,37 @@
+"""Helpers shared by the trainer tests: running fetches in a fresh Session, and numpy reference functions.
+
+Gradient oracles live in `gradcheck.py`. Both modules are importable from any test module because
+`tests/trainer/conftest.py` puts this folder on sys.path.
+"""
+import numpy as np
+
+import tensorfleet as tf
+
+
+def run(*fetches, feed=None):
+    """Runs `fetches` in a new Session on the default graph: the value for one fetch, else a list of values."""
+    with tf.Session() as sess:
+        out = sess.run(list(fetches), feed)
+    return out[0] if len(out) == 1 else out
+
+
+def init_and_run(fetches, feed=None):
+    """Like `run(fetches, feed=feed)`, after running `tf.global_variables_initializer()` in the same Session."""
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        return sess.run(fetches, feed)
+
+
+# -- numpy references ---------------------------------------------------------
+def np_sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def np_log_softmax(x, axis=-1):
+    m = x.max(axis=axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))
+
+
+def np_softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
