@@ -168,6 +168,20 @@ def max_pool(ctx, x):
     return _from_nhwc(out, fmt)
 
 
+def _first_max_taps(geom, xpad, y):
+    """Yields (tap slice, hit) per window tap; `hit` marks the outputs whose first (row-major) maximum is that tap."""
+    pending = None  # outputs whose maximum no earlier tap held
+    for i, j in _taps(geom):
+        idx = geom.tap(i, j)
+        hit = xpad[idx] == y
+        if pending is None:
+            pending = ~hit
+        else:
+            hit &= pending
+            pending &= ~hit
+        yield idx, hit
+
+
 @register_kernel("MaxPoolGrad")
 def max_pool_grad(ctx, x, y, grad):
     """Routes each output's gradient to the first (row-major) maximal element of its window."""
@@ -176,16 +190,8 @@ def max_pool_grad(ctx, x, y, grad):
     g = _pool_geom(ctx, x)
     xpad = g.pad(xp, x, _lowest(x.dtype))
     dx = xp.zeros(xpad.shape, dtype=grad.dtype)
-    pending = None
     disjoint = g.sh >= g.kh and g.sw >= g.kw  # windows do not overlap: each slice is written once
-    for i, j in _taps(g):
-        idx = g.tap(i, j)
-        hit = xpad[idx] == y
-        if pending is None:
-            pending = ~hit
-        else:
-            hit &= pending
-            pending &= ~hit
+    for idx, hit in _first_max_taps(g, xpad, y):
         if disjoint:
             xp.multiply(grad, hit, out=dx[idx])
         else:
@@ -202,15 +208,7 @@ def max_pool_grad_grad(ctx, x, y, g):
     xpad = geom.pad(xp, x, _lowest(x.dtype))
     gpad = geom.pad(xp, g, 0)
     out = xp.zeros(y.shape, dtype=g.dtype)
-    pending = None
-    for i, j in _taps(geom):
-        idx = geom.tap(i, j)
-        hit = xpad[idx] == y
-        if pending is None:
-            pending = ~hit
-        else:
-            hit &= pending
-            pending &= ~hit
+    for idx, hit in _first_max_taps(geom, xpad, y):
         out += gpad[idx] * hit
     return _from_nhwc(xp.ascontiguousarray(out), fmt)
 
