@@ -262,28 +262,26 @@ def DEFINE_string(name, default, help, flag_values=None, **args):  # noqa: A002 
     return _define(flag_values, Flag(name, default, help, str, "string"))
 
 
-def DEFINE_integer(name, default, help, lower_bound=None, upper_bound=None, flag_values=None, **args):  # noqa: A002
-    """An integer flag, optionally bounded (inclusive)."""
+def _bounded(parse_value, lower_bound, upper_bound):
+    """`parse_value`, then a check that the value lies in [lower_bound, upper_bound] (None: unbounded)."""
     def parse(text):
-        v = _parse_int(text)
+        v = parse_value(text)
         if lower_bound is not None and v < lower_bound:
             raise ValueError(f"{v} is not >= {lower_bound}")
         if upper_bound is not None and v > upper_bound:
             raise ValueError(f"{v} is not <= {upper_bound}")
         return v
-    return _define(flag_values, Flag(name, default, help, parse, "int"))
+    return parse
+
+
+def DEFINE_integer(name, default, help, lower_bound=None, upper_bound=None, flag_values=None, **args):  # noqa: A002
+    """An integer flag, optionally bounded (inclusive)."""
+    return _define(flag_values, Flag(name, default, help, _bounded(_parse_int, lower_bound, upper_bound), "int"))
 
 
 def DEFINE_float(name, default, help, lower_bound=None, upper_bound=None, flag_values=None, **args):  # noqa: A002
     """A float flag, optionally bounded (inclusive)."""
-    def parse(text):
-        v = _parse_float(text)
-        if lower_bound is not None and v < lower_bound:
-            raise ValueError(f"{v} is not >= {lower_bound}")
-        if upper_bound is not None and v > upper_bound:
-            raise ValueError(f"{v} is not <= {upper_bound}")
-        return v
-    return _define(flag_values, Flag(name, default, help, parse, "float"))
+    return _define(flag_values, Flag(name, default, help, _bounded(_parse_float, lower_bound, upper_bound), "float"))
 
 
 def DEFINE_boolean(name, default, help, flag_values=None, **args):  # noqa: A002
