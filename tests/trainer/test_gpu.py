@@ -90,19 +90,20 @@ def test_simulated_gpu_without_fraction_is_not_checked():
     x = tf.placeholder(tf.float32, [None])
     y = x * 2.0
     with tf.Session(config=_sim_config(1 << 10)) as s:
-        s.run(y, {x: np.ones(10_000, np.float32)})  # no fraction: no cap below the device, no per-op check
+        # 40,000 bytes on a 1 KiB device: no fraction, so no cap below the device and no per-op check
+        np.testing.assert_array_equal(s.run(y, {x: np.ones(10_000, np.float32)}), np.full(10_000, 2.0, np.float32))
 
 
 def test_cuda_graph_replay_is_not_attached_to_cpu_plans():
     x = tf.placeholder(tf.float32, [2])
     y = x + 1.0
-    cfg = tf.ConfigProto()
+    cfg = tf.ConfigProto(device_count={"GPU": 0})  # a CPU plan even where a GPU is present
     cfg.experimental.cuda_graph_replay = True
     with tf.Session(config=cfg) as s:
-        s.run(y, {x: [1.0, 2.0]})
+        np.testing.assert_array_equal(s.run(y, {x: [1.0, 2.0]}), [2.0, 3.0])
         (plan,) = s._plans.values()
-        if not any(d.is_real_gpu for d in plan.step_devices):
-            assert plan.replay is None
+    assert not any(d.is_real_gpu for d in plan.step_devices)
+    assert plan.replay is None
 
 
 def test_copy_kernels_between_host_and_simulated_devices_pass_arrays_through():

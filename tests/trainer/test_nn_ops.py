@@ -126,8 +126,7 @@ def test_sparse_softmax_xent_errors():
             sess.run(loss, {logits: np.zeros((2, 10)), labels: [-1, 0]})
     with pytest.raises(ValueError, match=r"Rank mismatch: Rank of labels \(received 2\) should equal rank of "
                                          r"logits minus 1 \(received 2\)"):
-        tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([[1]]), logits=tf.zeros_like(logits)
-                                                       if hasattr(tf, "zeros_like") else logits)
+        tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([[1]]), logits=tf.zeros_like(logits))
     with pytest.raises(ValueError, match="Shape mismatch"):
         tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[1, 2, 3], logits=np.zeros((2, 4), np.float32))
     with pytest.raises(TypeError, match="DataType float32 not in list of allowed values: int32, int64"):
