@@ -21,7 +21,9 @@ TensorFlow in TF1 graph mode (only if ``import tensorflow`` works).  Neither
 torch nor tensorflow is a dependency of anything.
 
 ``python bench/baselines.py`` times every available baseline with 1 BLAS/OMP
-thread (``--threads N`` to change) and prints steps/s plus the thread settings.
+thread (``--threads N`` to change) and prints steps/s plus the thread settings
+(timing and thread reporting: ``bench/step_timing.py``; import this module with
+``bench/`` on ``sys.path``).
 """
 
 from __future__ import annotations
@@ -40,12 +42,12 @@ if __name__ == "__main__":  # must happen before numpy/torch load their BLAS
         os.environ.setdefault(_v, _t)
 
 import functools
-import statistics
-import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+
+from step_timing import format_thread_info, thread_info, timeit_steps
 
 __all__ = [
     "Baseline",
@@ -55,7 +57,6 @@ __all__ = [
     "available_baselines",
     "cnn_forward",
     "cnn_loss_and_grads",
-    "format_thread_info",
     "init_cnn_params",
     "init_mlp_params",
     "make_batches",
@@ -65,8 +66,6 @@ __all__ = [
     "tf1_cnn",
     "tf1_mlp",
     "tf_available",
-    "thread_info",
-    "timeit_steps",
     "torch_available",
     "torch_cnn",
     "torch_mlp",
@@ -84,8 +83,7 @@ class Baseline:
     ``session``/``graph``); ``loss()`` returns the loss of the most recent step
     (it may cost a framework call, so it is not done inside ``step``).
     Attributes: ``name``, ``framework``, ``step``, ``batch_size``, ``state``,
-    ``loss``.  (A plain class, not a dataclass, so that loading this file with
-    importlib without registering it in ``sys.modules`` works.)
+    ``loss``.
     """
 
     __slots__ = ("name", "framework", "step", "batch_size", "state", "loss")
@@ -546,133 +544,6 @@ def available_baselines() -> List[str]:
     if tf_available():
         names += [n for n in BASELINES if n.startswith("tf1_")]
     return names
-
-
-# =========================================================================== timing
-def _cpu_snapshot():
-    """(machine-wide busy CPU seconds from /proc/stat or None, own CPU seconds)."""
-    own = sum(os.times()[:2])
-    try:
-        with open("/proc/stat") as f:
-            fields = f.readline().split()[1:]
-        vals = [int(v) for v in fields]
-        idle = vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
-        busy = (sum(vals[:8]) - idle) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, AttributeError):
-        busy = None
-    return busy, own
-
-
-def timeit_steps(step: Callable[[], Any], seconds: float = 1.0, warmup: int = 10,
-                 repeats: int = 5, return_all: bool = False,
-                 max_other_cpu: Optional[float] = None, max_seconds: float = 25.0):
-    """Median steps/s of ``step`` over ``repeats`` repetitions of ~``seconds`` each.
-
-    ``warmup`` untimed calls first.  Each repetition calls ``step`` in a loop until
-    ``seconds`` of wall time have passed and records calls/elapsed, and the share
-    of the machine's CPU used by *other* processes meanwhile (``/proc/stat`` busy
-    time minus this process's CPU time, over wall x cpu_count; NaN if unknown).
-
-    ``max_other_cpu`` (e.g. 0.08): keep going until ``repeats`` "clean"
-    repetitions (others below that share) or ``max_seconds``; the median is over
-    the clean ones if there are at least 3 (else over all) -- the method of
-    runtime-anchors.md Sec. 1.  ``return_all=True`` returns
-    ``(median, rates, other_cpu_shares)`` for every repetition run.
-    """
-    for _ in range(int(warmup)):
-        step()
-    perf = time.perf_counter
-    ncpu = os.cpu_count() or 1
-    rates: List[float] = []
-    others: List[float] = []
-    clean: List[float] = []
-    want = max(1, int(repeats))
-    t_start = perf()
-    while True:
-        busy0, own0 = _cpu_snapshot()
-        n = 0
-        t0 = perf()
-        deadline = t0 + seconds
-        while True:
-            step()
-            n += 1
-            t = perf()
-            if t >= deadline:
-                break
-        busy1, own1 = _cpu_snapshot()
-        rate = n / (t - t0)
-        other = float("nan") if busy0 is None else max(
-            0.0, ((busy1 - busy0) - (own1 - own0)) / ((t - t0) * ncpu))
-        rates.append(rate)
-        others.append(other)
-        if max_other_cpu is None:
-            if len(rates) >= want:
-                break
-            continue
-        if other == other and other < max_other_cpu:
-            clean.append(rate)
-        if len(clean) >= want or t - t_start >= max_seconds:
-            break
-    pool = clean if (max_other_cpu is not None and len(clean) >= 3) else rates
-    med = statistics.median(pool)
-    return (med, rates, others) if return_all else med
-
-
-def thread_info(include_torch: Optional[bool] = None) -> Dict[str, Any]:
-    """Thread settings that matter for CPU step timings.
-
-    Returns a dict with the env vars (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``,
-    ``MKL_NUM_THREADS``, ``OPENBLAS_CORETYPE``; None if unset), ``blas``: the
-    threadpoolctl view of loaded BLAS/OpenMP libraries (``internal_api``,
-    ``version``, ``num_threads``, ``architecture``, ``filepath``), ``cpu_count``,
-    and ``torch_num_threads`` (None if torch is not loaded; ``include_torch=True``
-    imports it, default: report only if already imported).
-    """
-    info: Dict[str, Any] = {
-        v: os.environ.get(v)
-        for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                  "OPENBLAS_CORETYPE")
-    }
-    info["cpu_count"] = os.cpu_count()
-    try:
-        from threadpoolctl import threadpool_info
-
-        info["blas"] = [
-            {k: d.get(k) for k in ("user_api", "internal_api", "version",
-                                   "num_threads", "architecture", "filepath")}
-            for d in threadpool_info()
-        ]
-    except Exception as e:  # noqa: BLE001
-        info["blas"] = "threadpoolctl unavailable: %s" % e
-    info["torch_num_threads"] = None
-    if include_torch or (include_torch is None and "torch" in sys.modules):
-        try:
-            import torch
-
-            info["torch_num_threads"] = torch.get_num_threads()
-            info["torch_num_interop_threads"] = torch.get_num_interop_threads()
-        except Exception:  # noqa: BLE001
-            pass
-    return info
-
-
-def format_thread_info(info: Optional[Dict[str, Any]] = None) -> str:
-    """One human-readable block (a few lines) for bench output."""
-    info = thread_info() if info is None else info
-    lines = ["threads: " + " ".join(
-        "%s=%s" % (k, info.get(k)) for k in
-        ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-         "OPENBLAS_CORETYPE", "cpu_count", "torch_num_threads"))]
-    blas = info.get("blas")
-    if isinstance(blas, list):
-        for d in blas:
-            lines.append("  %s %s %s num_threads=%s arch=%s (%s)" % (
-                d.get("user_api"), d.get("internal_api"), d.get("version"),
-                d.get("num_threads"), d.get("architecture"),
-                os.path.basename(str(d.get("filepath")))))
-    else:
-        lines.append("  " + str(blas))
-    return "\n".join(lines)
 
 
 # =========================================================================== main

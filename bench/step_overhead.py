@@ -26,6 +26,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 import baselines as bl  # noqa: E402
+import step_timing  # noqa: E402
 import tensorfleet as tf  # noqa: E402
 
 
@@ -107,7 +108,7 @@ def session_run_overhead(seconds, repeats):
         b = tf.placeholder(tf.float32, [], name="b")
         c = a + b
     sess = tf.Session(graph=graph)
-    rate = bl.timeit_steps(lambda: sess.run(c, {a: 1.0, b: 2.0}), seconds=seconds, repeats=repeats)
+    rate = step_timing.timeit_steps(lambda: sess.run(c, {a: 1.0, b: 2.0}), seconds=seconds, repeats=repeats)
     return 1e6 / rate
 
 
@@ -150,13 +151,13 @@ def main(argv=None):
         secs = args.seconds if key != "cnn" else max(args.seconds, 2.0)
         for _ in range(args.repeats):
             for name, step in steps.items():
-                rates[name].append(bl.timeit_steps(step, seconds=secs, repeats=1, warmup=3))
+                rates[name].append(step_timing.timeit_steps(step, seconds=secs, repeats=1, warmup=3))
         med = {name: float(np.median(r)) for name, r in rates.items()}
         for name, r in med.items():
             ratio = "" if name == "tensorfleet" else f"  tensorfleet/{name} = {med['tensorfleet'] / r:.3f}"
             print(f"{key:5s} {desc:20s} {name:12s} {r:8.1f} steps/s{ratio}", flush=True)
         rows.append((key, med))
-    print(bl.format_thread_info(bl.thread_info()))
+    print(step_timing.format_thread_info(step_timing.thread_info()))
     return rows
 
 

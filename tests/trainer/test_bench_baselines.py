@@ -1,16 +1,14 @@
 """The numpy baselines in bench/baselines.py are an oracle: check their gradients."""
 
-import importlib.util
 import os
+import sys
 
 import numpy as np
 import pytest
 
-_PATH = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir,
-                                     "bench", "baselines.py"))
-_spec = importlib.util.spec_from_file_location("_tensorfleet_bench_baselines", _PATH)
-baselines = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(baselines)
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "bench")))
+import baselines  # noqa: E402
+import step_timing  # noqa: E402
 
 
 def _fd_check(loss_fn, arrays, eps=1e-6, max_entries=None, seed=0):
@@ -125,13 +123,13 @@ def test_numpy_steps_run_and_learn():
 
 def test_timing_and_thread_info():
     calls = []
-    rate, reps, others = baselines.timeit_steps(
+    rate, reps, others = step_timing.timeit_steps(
         lambda: calls.append(1), seconds=0.01, warmup=2, repeats=3, return_all=True)
     assert rate > 0 and len(reps) == 3 and len(others) == 3 and len(calls) > 5
-    assert baselines.timeit_steps(lambda: None, seconds=0.01, warmup=0, repeats=3,
-                                  max_other_cpu=1.01, max_seconds=1.0) > 0
-    info = baselines.thread_info(include_torch=False)
+    assert step_timing.timeit_steps(lambda: None, seconds=0.01, warmup=0, repeats=3,
+                                    max_other_cpu=1.01, max_seconds=1.0) > 0
+    info = step_timing.thread_info(include_torch=False)
     assert "OPENBLAS_CORETYPE" in info and "blas" in info
-    assert "OPENBLAS_NUM_THREADS" in baselines.format_thread_info(info)
+    assert "OPENBLAS_NUM_THREADS" in step_timing.format_thread_info(info)
     assert set(baselines.BASELINES) >= {"numpy_mlp", "numpy_mlp2", "numpy_cnn",
                                         "torch_mlp", "tf1_mlp"}
