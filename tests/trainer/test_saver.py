@@ -58,7 +58,7 @@ def test_round_trip_several_dtypes_same_and_fresh_session(tmp_path):
 
 
 def test_restore_into_fresh_graph(tmp_path):
-    vs = _build()
+    _build()
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         prefix = tf.train.Saver().save(sess, str(tmp_path / "m"), global_step=7)

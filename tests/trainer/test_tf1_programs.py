@@ -278,10 +278,10 @@ def test_saver_save_and_restore_into_new_graph(tmp_path):
     prefix = os.path.join(str(tmp_path), "model.ckpt")
     g1 = tf.Graph()
     with g1.as_default():
-        w = tf.Variable(w_val, name="w")
+        tf.Variable(w_val, name="w")
         step = tf.Variable(0, name="global_step", trainable=False)
         with tf.variable_scope("dense"):
-            k = tf.get_variable("kernel", [2], initializer=tf.ones_initializer())
+            tf.get_variable("kernel", [2], initializer=tf.ones_initializer())
         inc = tf.assign_add(step, 7)
         saver = tf.train.Saver(max_to_keep=2)
         with tf.Session() as sess:

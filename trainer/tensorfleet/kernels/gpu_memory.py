@@ -121,8 +121,7 @@ class DeviceMemory:
             pool.set_limit(size=self.cap_bytes)
         if self.allow_growth is False and self.fraction > 0:  # TF-style up-front reservation
             try:
-                block = pool.malloc(self.cap_bytes - (1 << 20))
-                del block
+                pool.malloc(self.cap_bytes - (1 << 20))  # freed at once: the pool keeps the block cached
             except MemoryError:
                 pass
 
