@@ -182,7 +182,7 @@ def test_same_device_independent_matmuls_run_inline_when_small():
     w2 = tf.constant(np.ones((8, 8), np.float32))
     y = tf.matmul(x, w1) + tf.matmul(x, w2)  # independent, tiny: a hand-off would cost more than it saves
     with tf.Session() as s:
-        s.run(y, {x: np.ones((4, 8), np.float32)})
+        np.testing.assert_array_equal(s.run(y, {x: np.ones((4, 8), np.float32)}), np.full((4, 8), 16.0, np.float32))
         plan = plan_of(s)
         assert not plan.concurrent and not plan._profile_first_run
 
