@@ -68,10 +68,6 @@ def has_kernel(op, device_type: str) -> bool:
     return lookup(op, device_type) is not None
 
 
-def registered_kernels() -> dict:
-    return {k: len(v) for k, v in _KERNELS.items()}
-
-
 def _probe_refs(d: dict) -> int:
     arr = d.get("x")
     return sys.getrefcount(arr)
