@@ -147,6 +147,23 @@ def run_concurrent(plan, vals) -> tuple:
             if pending[c] == 0:
                 (heavy if expensive[c] else cheap).append(c)
 
+    def collect(wait: bool) -> Optional[tuple]:
+        """Takes finished pool nodes (all that are done, or with `wait` the next one to finish) and
+        releases their consumers; returns (error, step index) for a failed one."""
+        nonlocal outstanding, ran
+        while outstanding and (wait or not done_q.empty()):
+            j, err, dt = done_q.get()
+            outstanding -= 1
+            if err is not None:
+                return err, j
+            ran += 1
+            d = steps[j][5].name
+            per_dev[d] = per_dev.get(d, 0.0) + dt
+            release(j)
+            if wait:
+                break
+        return None
+
     while True:
         if cheap or heavy:
             if cheap:
@@ -171,28 +188,13 @@ def run_concurrent(plan, vals) -> tuple:
             release(i)
             if len(cheap) + len(heavy) > max_ready:
                 max_ready = len(cheap) + len(heavy)
-            while outstanding and not done_q.empty():
-                j, err, dt = done_q.get()
-                outstanding -= 1
-                if err is not None:
-                    error = (err, j)
-                    break
-                ran += 1
-                d = steps[j][5].name
-                per_dev[d] = per_dev.get(d, 0.0) + dt
-                release(j)
+            error = collect(wait=False)
             if error is not None:
                 break
         elif outstanding:
-            j, err, dt = done_q.get()
-            outstanding -= 1
-            if err is not None:
-                error = (err, j)
+            error = collect(wait=True)
+            if error is not None:
                 break
-            ran += 1
-            d = steps[j][5].name
-            per_dev[d] = per_dev.get(d, 0.0) + dt
-            release(j)
         else:
             break
     if error is not None:
