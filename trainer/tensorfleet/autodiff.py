@@ -18,30 +18,23 @@ def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
+def _closure(start, neighbours) -> set:
+    """Every op reachable from `start` by repeatedly following `neighbours(op)`."""
+    seen: set = set()
+    stack = list(start)
+    while stack:
+        op = stack.pop()
+        if op not in seen:
+            seen.add(op)
+            stack.extend(neighbours(op))
+    return seen
+
+
 def _reachable_from(xs_ops: set, ys_ops: set) -> set:
     """Ops that lie on a path from an op in xs_ops to an op in ys_ops (both inclusive)."""
-    # forward reach from xs
-    forward = set()
-    stack = list(xs_ops)
-    while stack:
-        op = stack.pop()
-        if op in forward:
-            continue
-        forward.add(op)
-        for out in op._outputs:
-            stack.extend(out._consumers)
-    # backward reach from ys, restricted to forward
-    between = set()
-    stack = [op for op in ys_ops if op in forward]
-    while stack:
-        op = stack.pop()
-        if op in between:
-            continue
-        between.add(op)
-        for t in op._inputs:
-            if t._op in forward:
-                stack.append(t._op)
-    return between
+    forward = _closure(xs_ops, lambda op: [c for out in op._outputs for c in out._consumers])
+    return _closure([op for op in ys_ops if op in forward],
+                    lambda op: [t._op for t in op._inputs if t._op in forward])
 
 
 def _topo_reverse(between: set) -> list:
