@@ -306,8 +306,13 @@ class ExecutionPlan:
             for s in ((out,) if out.__class__ is int else out or ()):
                 if s not in last_read and s not in keep:
                     after[i].append(s)
-        return [(fn, ctx, ins, out, tuple(b) or None, tuple(a) or None)
-                for (fn, ctx, ins, out), b, a in zip(fast, before, after)]
+        seq, self._seq_index = [], []
+        for i, ((fn, ctx, ins, out), b, a) in enumerate(zip(fast, before, after)):
+            if self.nodes[i].type == "VariableV2" and out.__class__ is int and out in a:
+                continue  # a variable read nobody uses: its consumers read the variable themselves
+            seq.append((fn, ctx, ins, out, tuple(b) or None, tuple(a) or None))
+            self._seq_index.append(i)
+        return seq
 
     def _device_segments(self) -> list:
         """[(start, end, device name)] runs of consecutive steps on one device."""
@@ -432,7 +437,10 @@ class ExecutionPlan:
 
     # -- errors and counters --------------------------------------------------
     def _index_of(self, step) -> int:
-        return next(i for i, (s, r) in enumerate(zip(self._fast, self._fast_seq)) if s is step or r is step)
+        for i, s in enumerate(self._fast):
+            if s is step:
+                return i
+        return next(self._seq_index[k] for k, r in enumerate(self._fast_seq) if r is step)
 
     def _fail(self, e: BaseException, t0, i: int, per_dev=None, nodes_done=None):
         """Counts the failed run and raises `e` (or an InvalidArgumentError for a kernel bug) naming node `i`."""
