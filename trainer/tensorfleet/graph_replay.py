@@ -166,10 +166,5 @@ class CudaGraphReplay:
 
 def _copy_into(buf, value, cuda_id: int) -> None:
     """Host value -> existing device buffer, through the pinned staging buffer."""
-    host = np.ascontiguousarray(value, dtype=buf.dtype)
-    if host.nbytes < 4096:
-        buf.set(host)
-        return
-    stage = backend._pinned(host.nbytes, cuda_id)[:host.nbytes].view(host.dtype).reshape(host.shape)
-    np.copyto(stage, host)
-    buf.set(stage)
+    # np.asarray, not np.ascontiguousarray: the latter makes a 0-d feed (1,), which buf.set rejects
+    backend.upload_via_pinned(buf, np.asarray(value, dtype=buf.dtype), cuda_id)
