@@ -189,8 +189,18 @@ def _sum_axes(grad_shape, shape):
 
 @register_kernel("SumToShapeOf")
 def sum_to_shape_of(ctx, grad, like_shape):
-    """Sums the broadcast axes away; the axes are cached per (grad shape, target shape)."""
-    shape = tuple(like_shape.tolist())
+    """Sums the broadcast axes away; the axes are cached per (grad shape, target shape).
+
+    A fully defined static `like_shape` is the runtime shape: reading the shape tensor
+    instead would be a device->host sync per step on a GPU (and breaks CUDA-graph capture).
+    """
+    shape = ctx.attrs.get("_static_shape")
+    if shape is None:
+        static = ctx.attrs.get("like_shape")
+        full = static is not None and static.is_fully_defined()
+        shape = ctx.attrs["_static_shape"] = tuple(int(d) for d in static.as_tuple()) if full else False
+    if shape is False:
+        shape = tuple(like_shape.tolist())
     if grad.shape == shape:
         return grad
     key = (grad.shape, shape)
