@@ -144,9 +144,9 @@ class ResourceStore:
         arr = self.variables.get(name)
         if arr is None or sys.getrefcount(arr) > _EXCLUSIVE_REFS:
             return None
+        if getattr(arr, "base", None) is not None:  # a view (numpy or cupy): its base may be shared
+            return None
         if isinstance(arr, np.ndarray):
-            if arr.base is not None:  # a view: its base may be shared
-                return None
             arr.flags.writeable = True
         return arr
 
