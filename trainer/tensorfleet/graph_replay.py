@@ -5,8 +5,9 @@ Part of the executor (split out of `executor.py`): the session attaches a
 first and falls back to the normal path whenever it returns None.
 
 Eligible plans: every node on one real GPU (feeds are the only host values,
-through their copy nodes), no stateful op other than variables and their
-assigns (host RNG streams cannot be captured). Protocol:
+through their copy nodes), no stateful op other than variables, their assigns
+and the fused optimizer updates (`train.training_ops.APPLY_OPS`, which write
+the variable and its slot variables); host RNG streams cannot be captured. Protocol:
 1. the first run goes the normal way (warm-up: constants uploaded, cuBLAS handles
    and pool blocks created);
 2. the second run is captured on a dedicated (blocking) stream into a CUDA graph,
@@ -26,6 +27,7 @@ import numpy as np
 
 from .kernels import backend
 from .kernels.transfer_kernels import CopyNode
+from .train.training_ops import APPLY_OPS
 
 _VARIABLE_OPS = {"VariableV2", "Assign", "AssignAdd", "AssignSub"}
 
@@ -64,12 +66,14 @@ class CudaGraphReplay:
                 if not node.fed:
                     return None
                 continue
-            if node.op_def.stateful and node.type not in _VARIABLE_OPS:
+            if node.op_def.stateful and node.type not in _VARIABLE_OPS and node.type not in APPLY_OPS:
                 return None
             if node.type == "VariableV2":
                 var_names.append(node.name)
             elif node.type in _VARIABLE_OPS:
                 var_names.append(node.attrs["var"].name)
+            elif node.type in APPLY_OPS:  # the variable and each slot variable it updates
+                var_names.extend(node.attrs[a].name for a in ("var",) + APPLY_OPS[node.type][0])
         feed_index = {}
         for k, s in enumerate(plan.feed_slots):
             feed_index.setdefault(s, k)
@@ -153,6 +157,9 @@ class CudaGraphReplay:
             except Exception as e:  # noqa: BLE001  (a kernel that cannot be captured)
                 self.last_error = e
             finally:
+                # the arrays the step stored (e.g. an optimizer's new slot values) are graph memory:
+                # keep them alive with the graph, or the pool could hand them out again
+                written = [variables.get(n) for n in before]
                 for n, old in before.items():
                     variables[n] = old
             if not ok:
@@ -160,6 +167,7 @@ class CudaGraphReplay:
                 return False
         self.stream, self.graph, self.static_vals, self.static_feeds = stream, graph, vals, statics
         self.var_arrays = before
+        self._graph_arrays = written
         self.captures += 1
         return True
 
