@@ -32,7 +32,8 @@ def cupy_module():
 
 
 def is_device_array(value) -> bool:
-    return not isinstance(value, np.ndarray) and hasattr(value, "__cuda_array_interface__")
+    # looked up on the type: cupy's __cuda_array_interface__ is a property that builds a dict per access
+    return not isinstance(value, np.ndarray) and hasattr(type(value), "__cuda_array_interface__")
 
 
 #: pinned staging buffers per thread and GPU, used round-robin so the host can stage a few uploads ahead

@@ -103,7 +103,8 @@ def owns(x) -> bool:
     if isinstance(x, np.ndarray):
         if not x.flags.writeable:
             return False
-    elif not hasattr(x, "__cuda_array_interface__"):  # numpy scalars and other values
+    elif not hasattr(type(x), "__cuda_array_interface__"):  # numpy scalars and other values
+        # (on the type: cupy's instance property builds a dict per access)
         return False
     return _count_refs(x) <= _OWNED_REFS + 1 and x.base is None
 
