@@ -151,11 +151,16 @@ class CudaGraphReplay:
                             new = variables.get(n)
                             if new is not old:
                                 cp.copyto(old, new)
-                    finally:
-                        graph = stream.end_capture()
+                    except BaseException:
+                        try:  # end the (invalidated) capture; its own error would hide the cause
+                            stream.end_capture()
+                        except Exception:  # noqa: BLE001
+                            pass
+                        raise
+                    graph = stream.end_capture()
                 ok = True
             except Exception as e:  # noqa: BLE001  (a kernel that cannot be captured)
-                self.last_error = e
+                self.last_error = getattr(e, "error", e)  # executor._StepFailed carries the kernel's error
             finally:
                 # the arrays the step stored (e.g. an optimizer's new slot values) are graph memory:
                 # keep them alive with the graph, or the pool could hand them out again
