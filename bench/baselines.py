@@ -166,26 +166,47 @@ def mlp_loss_and_grads(params, x, y):
     return loss, grads
 
 
+def _sgd_steps(params, batches, lr, dtype, loss_and_grads):
+    """(state, step) for a hand-written SGD step cycling through `batches` like a feed_dict.
+
+    `loss_and_grads(x, y)` returns the loss and one gradient per array of `params`
+    (same order); the update is done in place (grad *= lr; param -= grad).
+    """
+    lr = np.dtype(dtype).type(lr)
+    state = {"batches": batches, "i": 0, "loss": float("nan")}
+
+    def step():
+        i = state["i"]
+        state["i"] = (i + 1) % len(batches)
+        loss, grads = loss_and_grads(*batches[i])
+        for p, g in zip(params, grads):
+            g *= lr
+            p -= g
+        state["loss"] = loss
+
+    return state, step
+
+
+def _flat_mlp_grads(params, x, y):
+    loss, grads = mlp_loss_and_grads(params, x, y)
+    return loss, [g for layer in grads for g in layer]
+
+
+def _flat_cnn_grads(params, keys, x, y):
+    loss, grads = cnn_loss_and_grads(params, x, y)
+    return loss, [grads[k] for k in keys]
+
+
 def numpy_mlp(sizes: Sequence[int] = MLP_SIZES, batch_size=100, lr=0.1,
               num_batches=16, seed=0, dtype=np.float32) -> Baseline:
     """numpy by hand: one fwd+bwd+SGD step of a ReLU MLP per ``step()``."""
     params = init_mlp_params(sizes, seed=seed, dtype=dtype)
     batches = make_batches(batch_size, num_batches, (sizes[0],), sizes[-1],
                            seed=seed + 1, dtype=dtype)
-    lr = np.dtype(dtype).type(lr)
-    state = {"params": params, "batches": batches, "i": 0, "loss": float("nan")}
-
-    def step():
-        i = state["i"]
-        state["i"] = (i + 1) % num_batches
-        x, y = batches[i]
-        loss, grads = mlp_loss_and_grads(params, x, y)
-        for (w, b), (dw, db) in zip(params, grads):
-            dw *= lr
-            w -= dw
-            db *= lr
-            b -= db
-        state["loss"] = loss
+    flat = [p for layer in params for p in layer]
+    state, step = _sgd_steps(flat, batches, lr, dtype,
+                             lambda x, y: _flat_mlp_grads(params, x, y))
+    state["params"] = params
 
     name = "numpy_mlp_" + "_".join(str(s) for s in sizes)
     return Baseline(name, "numpy", step, batch_size, state, lambda: state["loss"])
@@ -324,18 +345,10 @@ def numpy_cnn(batch_size=100, lr=0.1, num_batches=16, seed=0,
     params = init_cnn_params(seed=seed, dtype=dtype)
     batches = make_batches(batch_size, num_batches, (28, 28, 1), 10, seed=seed + 1,
                            dtype=dtype)
-    lr = np.dtype(dtype).type(lr)
-    state = {"params": params, "batches": batches, "i": 0, "loss": float("nan")}
-
-    def step():
-        i = state["i"]
-        state["i"] = (i + 1) % num_batches
-        x, y = batches[i]
-        loss, grads = cnn_loss_and_grads(params, x, y)
-        for k, gk in grads.items():
-            gk *= lr
-            params[k] -= gk
-        state["loss"] = loss
+    keys = list(params)
+    state, step = _sgd_steps([params[k] for k in keys], batches, lr, dtype,
+                             lambda x, y: _flat_cnn_grads(params, keys, x, y))
+    state["params"] = params
 
     return Baseline("numpy_cnn", "numpy", step, batch_size, state,
                     lambda: state["loss"])
