@@ -22,6 +22,17 @@ def init_and_run(fetches, feed=None):
         return sess.run(fetches, feed)
 
 
+def assert_training_lowers_loss(loss, step, feed, steps):
+    """Initializes the variables, runs `step` `steps` times on `feed`, asserts `loss` went down."""
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first = sess.run(loss, feed)
+        for _ in range(steps):
+            sess.run(step, feed)
+        last = sess.run(loss, feed)
+    assert last < first, (first, last)
+
+
 # -- numpy references ---------------------------------------------------------
 def np_sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))

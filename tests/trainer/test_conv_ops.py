@@ -6,7 +6,7 @@ import pytest
 
 import tensorfleet as tf
 from gradcheck import check_gradients
-from helpers import run
+from helpers import assert_training_lowers_loss, run
 
 
 # -- naive references (independent of the im2col kernels) ---------------------
@@ -266,9 +266,4 @@ def test_small_cnn_step_trains():
     step = [tf.assign_sub(w1, 0.01 * g1), tf.assign_sub(w2, 0.01 * g2)]
     xv = rng.standard_normal((8, 12, 12, 1)).astype(np.float32)
     yv = rng.integers(0, 3, 8)
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        first = sess.run(loss, {x: xv, y: yv})
-        for _ in range(20):
-            sess.run(step, {x: xv, y: yv})
-        assert sess.run(loss, {x: xv, y: yv}) < first
+    assert_training_lowers_loss(loss, step, {x: xv, y: yv}, steps=20)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tensorfleet as tf
-from helpers import init_and_run
+from helpers import assert_training_lowers_loss, init_and_run
 
 
 def test_dense_names_shapes_and_forward():
@@ -128,12 +128,7 @@ def test_mnist_style_cnn_trains():
     step = [tf.assign_sub(v, 0.05 * g) for v, g in zip(tf.trainable_variables(), grads)]
     xv = rng.uniform(0, 1, (20, 28, 28, 1)).astype(np.float32)
     yv = rng.integers(0, 10, 20)
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        first = sess.run(loss, {x: xv, y: yv})
-        for _ in range(8):
-            sess.run(step, {x: xv, y: yv})
-        assert sess.run(loss, {x: xv, y: yv}) < first
+    assert_training_lowers_loss(loss, step, {x: xv, y: yv}, steps=8)
 
 
 def test_dense_on_rank3_inputs_matches_numpy_and_has_gradients():
