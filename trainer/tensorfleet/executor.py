@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import threading
 import time
+from operator import itemgetter
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
@@ -286,11 +287,17 @@ class ExecutionPlan:
 
     # -- planning helpers -----------------------------------------------------
     def _with_releases(self, fast: list) -> list:
-        """Sequential steps (fn, ctx, ins, out, before, after) with the slots to drop around each.
+        """Sequential steps (fn, ctx, get, out, before, after) with the slots to drop around each.
 
-        `before`: inputs this step reads last; they are dropped before the kernel runs, so the
-        kernel holds the only reference and may reuse the buffer (`kernels.registry.owns`).
-        `after`: outputs nobody reads. Fetched values are never dropped.
+        `get` gathers the inputs from the value list: None (no inputs), an int (one
+        slot) or an `operator.itemgetter` (several). `before`: inputs this step reads
+        last; they are dropped before the kernel runs, so the kernel holds the only
+        reference and may reuse the buffer (`kernels.registry.owns`). `after`:
+        outputs nobody reads. Fetched values are never dropped.
+
+        Left out: Const nodes (their values are computed once and pre-filled into
+        every run's value list, `_prefilled`), NoOps with nothing to do (the order
+        already honours their control inputs) and variable reads nobody uses.
         """
         last_read: dict = {}
         for i, (_, _, ins, _) in enumerate(fast):
@@ -306,13 +313,33 @@ class ExecutionPlan:
             for s in ((out,) if out.__class__ is int else out or ()):
                 if s not in last_read and s not in keep:
                     after[i].append(s)
-        seq, self._seq_index = [], []
+        seq, self._seq_index, self._const_steps = [], [], []
         for i, ((fn, ctx, ins, out), b, a) in enumerate(zip(fast, before, after)):
-            if self.nodes[i].type == "VariableV2" and out.__class__ is int and out in a:
+            node = self.nodes[i]
+            if node.type == "VariableV2" and out.__class__ is int and out in a:
                 continue  # a variable read nobody uses: its consumers read the variable themselves
-            seq.append((fn, ctx, ins, out, tuple(b) or None, tuple(a) or None))
+            if node.type == "Const" and out.__class__ is int and not isinstance(node, CopyNode):
+                self._const_steps.append(i)
+                continue
+            if node.type == "NoOp" and not ins and out is None:
+                continue
+            get = None if not ins else ins[0] if len(ins) == 1 else itemgetter(*ins)
+            seq.append((fn, ctx, get, out, tuple(b) or None, tuple(a) or None))
             self._seq_index.append(i)
+        self._prefilled = None
         return seq
+
+    def _prefill(self) -> list:
+        """The value list every sequential run starts from: the Const nodes' values, computed once."""
+        vals = [None] * self.num_slots
+        for i in self._const_steps:
+            fn, ctx, _, out = self._fast[i]
+            try:
+                vals[out] = fn(ctx)
+            except BaseException as e:  # noqa: BLE001
+                self._fail(e, time.perf_counter(), i)
+        self._prefilled = vals
+        return vals
 
     def _device_segments(self) -> list:
         """[(start, end, device name)] runs of consecutive steps on one device."""
@@ -361,21 +388,25 @@ class ExecutionPlan:
             if out is not None:
                 return out
         t0 = time.perf_counter()
-        vals: list = [None] * self.num_slots
-        for s, v in zip(self.feed_slots, feed_values):
-            vals[s] = v
         if self._cuda_id is not None:
             _use_cuda_device(self._cuda_id)
+        sequential = trace is None and not self.concurrent and self._single_segment and not self._profile_first_run
+        if sequential:
+            vals = (self._prefilled or self._prefill()).copy()
+        else:
+            vals = [None] * self.num_slots
+        for s, v in zip(self.feed_slots, feed_values):
+            vals[s] = v
         if trace is not None:
             self._run_traced(vals, trace, t0)
         elif self.concurrent:
             self._run_concurrent(vals, t0)
         elif self._single_segment:
             try:
-                if self._profile_first_run:  # keep every value: the profile reads their shapes
-                    _run_steps(self._fast, vals)
-                else:
+                if sequential:
                     _run_steps_releasing(self._fast_seq, vals)
+                else:  # the first run of a plan to profile: keep every value, the profile reads their shapes
+                    _run_steps(self._fast, vals)
             except _StepFailed as f:
                 self._fail(f.error, t0, self._index_of(f.step))
             dt = time.perf_counter() - t0

@@ -63,18 +63,25 @@ def _run_steps(steps, vals) -> None:
 def _run_steps_releasing(steps, vals) -> None:
     """`_run_steps` for the sequential plan, also dropping each value after its last reader.
 
-    Steps are (fn, ctx, ins, out, before, after): `before` lists the inputs this
-    step reads last, dropped from `vals` before the call so that the kernel's
-    arguments hold the only references (a kernel may then reuse such a buffer,
-    see `kernels.registry.owns`); `after` lists outputs nobody reads. Dropping
-    values bounds peak memory like TF's executor does, and lets update kernels
-    see that no reader holds a variable's array any more.
+    Steps are (fn, ctx, get, out, before, after): `get` is None (no inputs), a
+    slot (one input) or an `operator.itemgetter` of slots; `before` lists the
+    inputs this step reads last, dropped from `vals` before the call so that the
+    kernel's arguments hold the only references (a kernel may then reuse such a
+    buffer, see `kernels.registry.owns`); `after` lists outputs nobody reads.
+    Dropping values bounds peak memory like TF's executor does, and lets update
+    kernels see that no reader holds a variable's array any more.
     """
     step = None
     try:
         for step in steps:
-            fn, ctx, ins, out, before, after = step
-            args = (ctx, *[vals[i] for i in ins])  # one tuple: fn(*args) passes it as is
+            fn, ctx, get, out, before, after = step
+            # one tuple: fn(*args) passes it as is (`owns` is calibrated on this)
+            if get.__class__ is int:
+                args = (ctx, vals[get])
+            elif get is None:
+                args = (ctx,)
+            else:
+                args = (ctx,) + get(vals)
             if before is not None:
                 for s in before:
                     vals[s] = None
