@@ -152,7 +152,11 @@ def softmax_xent(ctx, logits, labels):
 
 @register_kernel("XentScaleAlongAxis")
 def xent_scale_along_axis(ctx, grad_loss, like):
-    return _cast(ctx.xp.expand_dims(grad_loss, ctx.attrs["axis"]) * like, like)
+    xp, axis = ctx.xp, ctx.attrs["axis"]
+    g = grad_loss[..., None] if axis == -1 or axis == grad_loss.ndim else xp.expand_dims(grad_loss, axis)
+    if owns(like) and g.dtype == like.dtype:  # the backprop output is dead after this: scale it in place
+        return xp.multiply(like, g, out=like)
+    return _cast(g * like, like)
 
 
 @register_kernel("XentLabelsGrad")

@@ -76,19 +76,23 @@ def _store_all(ctx, **arrays):
 
 @register_kernel("ApplyGradientDescent", dtypes=_FLOATS)
 def apply_gradient_descent(ctx, alpha, delta):
-    xp = ctx.xp
-    with ctx.resources.lock:
+    xp, res = ctx.xp, ctx.resources
+    name = ctx.attrs["var"].name
+    with res.lock:
+        var = res.exclusive(name)
+        if var is not None:
+            if var.shape == delta.shape:  # the hot path, kept lean: two ufuncs, like numpy by hand
+                dt = var.dtype
+                if alpha.dtype != dt:
+                    alpha = alpha.astype(dt)
+                t = delta if delta.dtype == dt and owns(delta) else _scratch(ctx, var)
+                xp.multiply(delta, alpha, out=t)
+                xp.subtract(var, t, out=var)
+                res.store(name, var)
+                return var
+            res.store(name, var)  # refreeze; the check below raises
         var = _read(ctx, "var")
         _check(ctx, var, delta)
-        del var
-        owned = _exclusive(ctx, "var")
-        if owned is not None:
-            (var,) = owned
-            t = delta if owns(delta) and delta.dtype == var.dtype else _scratch(ctx, var)
-            xp.multiply(delta, alpha.astype(var.dtype, copy=False), out=t)
-            xp.subtract(var, t, out=var)
-            return _store_all(ctx, var=var)
-        var = _read(ctx, "var")
         # One fresh buffer (asarray: numpy turns a 0-d product into a scalar, which `out=` rejects)...
         new = xp.asarray(xp.multiply(delta, alpha.astype(var.dtype, copy=False)))
         xp.subtract(var, new, out=new)  # ...updated in place: it is ours, not an input
