@@ -64,6 +64,53 @@ def test_binary_gradients_with_broadcasting(fn, shapes):
     check_gradients(fn, [x, y], rtol=1e-4, atol=1e-6)
 
 
+# (static shape of x, static shape of y, runtime shape of x, runtime shape of y, no reduction node for x?)
+PARTIAL_SHAPES = [
+    ((None, 4), (4,), (3, 4), (4,), True),           # a dense layer's bias add: provably nothing to sum for x
+    ((None, 4), (1, 4), (5, 4), (1, 4), True),
+    ((None, None), (4,), (3, 1), (4,), False),       # x may be [3, 1]: it broadcasts up, must be summed
+    ((None, 1), (None, 4), (3, 1), (3, 4), False),
+    (None, (4,), (2, 4), (4,), False),               # unknown rank
+]
+
+
+@pytest.mark.parametrize("fn", [tf.add, tf.subtract, tf.multiply, tf.maximum], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("xs,ys,xr,yr,identity", PARTIAL_SHAPES)
+def test_binary_gradients_with_partially_known_shapes(fn, xs, ys, xr, yr, identity):
+    """The static no-reduction proof (Grappler's job in TF) fires only when it holds; gradients match numpy."""
+    rng = np.random.default_rng(4)
+    xv, yv = rng.uniform(0.5, 2.0, xr), rng.uniform(0.6, 1.9, yr) + 0.013
+    gv = rng.standard_normal(np.broadcast_shapes(xr, yr))
+    x = tf.placeholder(tf.float64, xs)
+    y = tf.placeholder(tf.float64, ys)
+    g = tf.placeholder(tf.float64)
+    gx, gy = tf.gradients(fn(x, y), [x, y], grad_ys=g)
+    reduces_x = any(op.type == "SumToShapeOf" for op in _ancestors(gx.op))
+    assert reduces_x is not identity
+    with tf.Session() as sess:
+        gxv, gyv = sess.run([gx, gy], {x: xv, y: yv, g: gv})
+    dx, dy = {tf.add: (gv, gv), tf.subtract: (gv, -gv), tf.multiply: (gv * yv, gv * xv),
+              tf.maximum: (gv * (xv >= yv), gv * (xv < yv))}[fn]
+    np.testing.assert_allclose(gxv, _sum_to(dx, xr))
+    np.testing.assert_allclose(gyv, _sum_to(dy, yr))
+
+
+def _sum_to(a, shape):
+    a = np.asarray(a)
+    a = a.sum(axis=tuple(range(a.ndim - len(shape)))) if a.ndim > len(shape) else a
+    return a.sum(axis=tuple(i for i, d in enumerate(shape) if d == 1), keepdims=True).reshape(shape)
+
+
+def _ancestors(op):
+    seen, todo = set(), [op]
+    while todo:
+        o = todo.pop()
+        if o not in seen:
+            seen.add(o)
+            todo.extend(t.op for t in o.inputs)
+    return seen
+
+
 def test_pow_gradient_wrt_exponent_is_zero_for_nonpositive_base():
     x = tf.constant([0.0, -2.0, 3.0], tf.float64)
     y = tf.constant([2.0, 2.0, 2.0], tf.float64)

@@ -17,6 +17,7 @@ __all__ = ["add", "subtract", "multiply", "sub", "mul", "divide", "truediv", "di
            "saturate_cast"]
 
 import builtins as _builtins
+from typing import Optional
 
 from .. import dtypes as _dtypes
 from ..graph import Tensor, name_scope
@@ -28,18 +29,45 @@ from .common import (NotDifferentiable, TensorShape, binary_inputs, broadcast_bi
 register_op("SumToShapeOf", lambda op: [(op.inputs[0].dtype, op.get_attr("like_shape"))])
 
 
-def sum_to_shape_of(grad: Tensor, like: Tensor) -> Tensor:
+def sum_to_shape_of(grad: Tensor, like: Tensor, other: Optional[Tensor] = None) -> Tensor:
     """Sums `grad` over broadcast axes so it takes `like`'s (runtime) shape.
 
-    Skipped when both static shapes are fully defined and equal. The op reads
-    only `tf.shape(like)` (a constant when known statically), as TF's
-    BroadcastGradientArgs does, so `like`'s buffer is not kept alive for it.
+    `grad` has the shape of a binary op's result, broadcast(like, other); pass
+    `other` (the op's other operand) to let static shapes prove there is nothing
+    to sum (Grappler's job in TF). Also skipped when both static shapes are fully
+    defined and equal. The op reads only `tf.shape(like)` (a constant when known
+    statically), as TF's BroadcastGradientArgs does, so `like`'s buffer is not
+    kept alive for it.
     """
     if grad.shape.is_fully_defined() and like.shape.is_fully_defined() and grad.shape == like.shape:
+        return grad
+    if other is not None and _broadcast_keeps_shape(like.shape, other.shape):
         return grad
     from .array_ops import shape as _shape  # array_ops builds on this module
 
     return make_tensor("SumToShapeOf", [grad, _shape(like)], {"like_shape": like.shape}, name="SumToShapeOf")
+
+
+def _broadcast_keeps_shape(x, y) -> bool:
+    """True when broadcast(x, y) has x's shape for every runtime shape these static shapes admit.
+
+    Holds when y's rank is at most x's and each of y's dims is statically 1 or
+    lines up with a known dim of x other than 1 (a valid broadcast then keeps
+    x's dim; e.g. [None, 256] + [256], a dense layer's bias add).
+    """
+    if x.ndims is None or y.ndims is None or y.ndims > x.ndims:
+        return False
+    xs, ys = x.as_tuple(), y.as_tuple()
+    for xd, yd in zip(xs[len(xs) - len(ys):], ys):
+        if yd == 1 or (xd is not None and xd != 1):
+            continue
+        return False
+    return True
+
+
+def _pair_sums(gx: Tensor, gy: Tensor, x: Tensor, y: Tensor) -> list:
+    """[gx summed to x's shape, gy summed to y's shape] for a broadcasting binary op x (op) y."""
+    return [sum_to_shape_of(gx, x, y), sum_to_shape_of(gy, y, x)]
 
 
 @register_gradient("SumToShapeOf")
@@ -161,19 +189,19 @@ def div(x, y, name=None):
 @register_gradient("Add")
 def _add_grad(op, grad):
     x, y = op.inputs
-    return [sum_to_shape_of(grad, x), sum_to_shape_of(grad, y)]
+    return _pair_sums(grad, grad, x, y)
 
 
 @register_gradient("Sub")
 def _sub_grad(op, grad):
     x, y = op.inputs
-    return [sum_to_shape_of(grad, x), sum_to_shape_of(negative(grad), y)]
+    return _pair_sums(grad, negative(grad), x, y)
 
 
 @register_gradient("Mul")
 def _mul_grad(op, grad):
     x, y = op.inputs
-    return [sum_to_shape_of(multiply(grad, y), x), sum_to_shape_of(multiply(grad, x), y)]
+    return _pair_sums(multiply(grad, y), multiply(grad, x), x, y)
 
 
 @register_gradient("RealDiv")
@@ -181,7 +209,7 @@ def _realdiv_grad(op, grad):
     x, y = op.inputs
     gx = _realdiv(grad, y)
     gy = multiply(grad, _realdiv(negative(op.outputs[0]), y))
-    return [sum_to_shape_of(gx, x), sum_to_shape_of(gy, y)]
+    return _pair_sums(gx, gy, x, y)
 
 
 @register_gradient("DivNoNan")
@@ -189,7 +217,7 @@ def _div_no_nan_grad(op, grad):
     x, y = op.inputs
     gx = _div_no_nan(grad, y)
     gy = multiply(grad, _div_no_nan(negative(op.outputs[0]), y))
-    return [sum_to_shape_of(gx, x), sum_to_shape_of(gy, y)]
+    return _pair_sums(gx, gy, x, y)
 
 
 NotDifferentiable("FloorDiv")
@@ -198,7 +226,7 @@ NotDifferentiable("FloorDiv")
 @register_gradient("FloorMod")
 def _floormod_grad(op, grad):
     x, y = op.inputs  # d/dy (x - floor(x/y) * y) = -floor(x/y)
-    return [sum_to_shape_of(grad, x), sum_to_shape_of(multiply(grad, negative(floor(_realdiv(x, y)))), y)]
+    return _pair_sums(grad, multiply(grad, negative(floor(_realdiv(x, y)))), x, y)
 
 
 @register_gradient("Pow")
@@ -212,7 +240,7 @@ def _pow_grad(op, grad):
     positive = greater(x, zeros)
     log_x = where(positive, log(where(positive, x, broadcast_like(one, x))), zeros)
     gy = multiply(grad, multiply(z, log_x))
-    return [sum_to_shape_of(gx, x), sum_to_shape_of(gy, y)]
+    return _pair_sums(gx, gy, x, y)
 
 
 def _minmax_grad(op, grad, select_x):
@@ -220,7 +248,7 @@ def _minmax_grad(op, grad, select_x):
     x, y = op.inputs
     xmask = select_x(x, y)
     zeros = broadcast_like(convert_to_tensor(0, dtype=grad.dtype), grad)
-    return [sum_to_shape_of(where(xmask, grad, zeros), x), sum_to_shape_of(where(xmask, zeros, grad), y)]
+    return _pair_sums(where(xmask, grad, zeros), where(xmask, zeros, grad), x, y)
 
 
 @register_gradient("Maximum")
@@ -242,7 +270,7 @@ def _squared_difference_grad(op, grad):
     x, y = op.inputs
     two = convert_to_tensor(2, dtype=grad.dtype)
     gx = multiply(multiply(grad, two), subtract(x, y))
-    return [sum_to_shape_of(gx, x), sum_to_shape_of(negative(gx), y)]
+    return _pair_sums(gx, negative(gx), x, y)
 
 
 # -- unary --------------------------------------------------------------------
