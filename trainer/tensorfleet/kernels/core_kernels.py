@@ -127,9 +127,12 @@ def is_variable_initialized(ctx):
 def _broadcasts_into(y, x) -> bool:
     """True when `y` broadcasts to exactly `x`'s shape."""
     xs, ys = x.shape, y.shape
-    if len(ys) > len(xs):
+    n = len(xs) - len(ys)
+    if n < 0:
         return False
-    return all(b == a or b == 1 for a, b in zip(xs[len(xs) - len(ys):], ys))
+    if xs[n:] == ys:  # the common cases: same shape, or a bias along the last axes
+        return True
+    return all(b == a or b == 1 for a, b in zip(xs[n:], ys))
 
 
 @register_kernel("Add")
