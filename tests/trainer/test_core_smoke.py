@@ -45,9 +45,16 @@ def test_fetch_structures_and_names():
 
 def test_uninitialized_variable_names_it():
     v = tf.Variable([1.0, 2.0], name="weights")
+    b = tf.Variable(1.0, name="bias")
     with tf.Session() as sess:
-        with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value weights"):
+        with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value weights") as e:
             sess.run(v + 1.0)
+        assert e.value.op.name == "weights"
+        sess.run(b.initializer)
+        for fetch in (v * b, b * v, v * v, tf.add_n([v, v, v])):  # reads gathered with the consumer's inputs
+            with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value weights") as e:
+                sess.run(fetch)
+            assert e.value.op.name == "weights"
 
 
 def test_wrong_feed_shape_names_placeholder_and_both_shapes():

@@ -36,6 +36,7 @@ import numpy as np
 from . import errors
 from .graph import Operation, Tensor
 from .kernels import KernelContext, ResourceStore, lookup
+from .kernels.core_kernels import variable as _read_variable
 from .kernels.gpu_memory import is_oom
 from .kernels.transfer_kernels import CopyNode, copy_kernel, copy_node_name
 from .scheduling import _run_steps, _run_steps_releasing, _StepFailed, cost, independent_pairs, run_concurrent
@@ -300,9 +301,11 @@ class ExecutionPlan:
         already honours their control inputs) and variable reads nobody uses.
         """
         last_read: dict = {}
+        readers: dict = {}
         for i, (_, _, ins, _) in enumerate(fast):
             for s in ins:
                 last_read[s] = i
+                readers[s] = readers.get(s, 0) + 1
         keep = set(self.fetch_slots)
         before: list = [[] for _ in fast]
         after: list = [[] for _ in fast]
@@ -313,17 +316,26 @@ class ExecutionPlan:
             for s in ((out,) if out.__class__ is int else out or ()):
                 if s not in last_read and s not in keep:
                     after[i].append(s)
+        # A consumer's own read of a variable (see __init__) is folded into its input gathering.
+        folded = {out: self.nodes[i] for i, (fn, _, ins, out) in enumerate(fast)
+                  if fn is _read_variable and not ins and out.__class__ is int and out not in keep
+                  and readers.get(out) == 1}
         seq, self._seq_index, self._const_steps = [], [], []
         for i, ((fn, ctx, ins, out), b, a) in enumerate(zip(fast, before, after)):
             node = self.nodes[i]
-            if node.type == "VariableV2" and out.__class__ is int and out in a:
-                continue  # a variable read nobody uses: its consumers read the variable themselves
+            if node.type == "VariableV2" and out.__class__ is int and (out in a or out in folded):
+                continue  # a variable read nobody uses, or one its consumer does itself
             if node.type == "Const" and out.__class__ is int and not isinstance(node, CopyNode):
                 self._const_steps.append(i)
                 continue
             if node.type == "NoOp" and not ins and out is None:
                 continue
-            get = None if not ins else ins[0] if len(ins) == 1 else itemgetter(*ins)
+            reads = {k: folded[s] for k, s in enumerate(ins) if s in folded}
+            if reads:
+                get = _gather_with_reads(ins, reads, ctx.resources)
+                b = [s for s in b if s not in folded]
+            else:
+                get = None if not ins else ins[0] if len(ins) == 1 else itemgetter(*ins)
             seq.append((fn, ctx, get, out, tuple(b) or None, tuple(a) or None))
             self._seq_index.append(i)
         self._prefilled = None
@@ -501,6 +513,37 @@ class ExecutionPlan:
             ds = c.device_seconds
             for d, s in per_dev:
                 ds[d] = ds.get(d, 0.0) + s
+
+
+def _gather_with_reads(ins, reads: dict, resources: ResourceStore):
+    """An input gatherer for `_run_steps_releasing` that reads some inputs straight from the variable store.
+
+    `reads` maps input positions to VariableV2 ops. The read happens when the
+    consumer is about to run (TF1 ref semantics, as the separate read step did),
+    and an uninitialized variable raises FailedPreconditionError naming it.
+    """
+    variables = resources.variables
+
+    def read(var_op):
+        v = variables.get(var_op.name)
+        if v is None:
+            try:
+                resources.read(var_op.name, var_op.name)
+            except errors.OpError as e:
+                e._op = var_op
+                raise
+        return v
+
+    if len(ins) == 2:  # the usual cases (x @ W, h + b, d @ W.T): no loop
+        (k, var_op), = reads.items() if len(reads) == 1 else ((None, None),)
+        if k == 0:
+            s1 = ins[1]
+            return lambda vals: (read(var_op), vals[s1])
+        if k == 1:
+            s0 = ins[0]
+            return lambda vals: (vals[s0], read(var_op))
+    plan = tuple((reads.get(k), s) for k, s in enumerate(ins))
+    return lambda vals: tuple([vals[s] if v is None else read(v) for v, s in plan])
 
 
 def _checked_outputs(fn, mem):

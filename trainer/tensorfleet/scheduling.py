@@ -64,7 +64,9 @@ def _run_steps_releasing(steps, vals) -> None:
     """`_run_steps` for the sequential plan, also dropping each value after its last reader.
 
     Steps are (fn, ctx, get, out, before, after): `get` is None (no inputs), a
-    slot (one input) or an `operator.itemgetter` of slots; `before` lists the
+    slot (one input) or a callable returning the input tuple from `vals` (an
+    `operator.itemgetter` of slots, or a gatherer that also reads variables
+    from the store); `before` lists the
     inputs this step reads last, dropped from `vals` before the call so that the
     kernel's arguments hold the only references (a kernel may then reuse such a
     buffer, see `kernels.registry.owns`); `after` lists outputs nobody reads.
