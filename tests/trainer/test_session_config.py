@@ -110,3 +110,60 @@ def test_intra_op_threads_zero_leaves_blas_alone(monkeypatch):
     with tf.Session():
         pass
     assert calls == []
+
+
+SHARED_MACHINE_CASES = [
+    # (environment, expected BLAS threads): TF_CONFIG/launcher say "one of several processes"
+    ({}, None),
+    ({"TF_CONFIG": '{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}'}, None),
+    ({"TF_CONFIG": '{"cluster": {"ps": ["p:1"], "worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1}}'},
+     1),
+    ({"TF_CONFIG": "{not json"}, None),
+    ({"TENSORFLEET_PROCESSES_PER_HOST": "1"}, None),
+    ({"TENSORFLEET_PROCESSES_PER_HOST": "3", "_cpus": 2}, 1),
+    ({"TENSORFLEET_PROCESSES_PER_HOST": "2", "_cpus": 8}, 4),
+    # the user's own setting always wins
+    ({"OPENBLAS_NUM_THREADS": "2", "TENSORFLEET_PROCESSES_PER_HOST": "3"}, None),
+    ({"OMP_NUM_THREADS": "4", "TF_CONFIG": '{"cluster": {"worker": ["a:1", "b:1"]}}'}, None),
+]
+
+
+@pytest.mark.parametrize("env,expected", SHARED_MACHINE_CASES)
+def test_shared_machine_blas_threads(env, expected, monkeypatch):
+    from tensorfleet import thread_pools
+
+    env = dict(env)
+    monkeypatch.setattr(thread_pools.os, "cpu_count", lambda: env.pop("_cpus", 2))
+    assert thread_pools.shared_machine_blas_threads(env) == expected
+
+
+def test_shared_machine_blas_threads_rejects_a_bad_process_count():
+    from tensorfleet import thread_pools
+
+    with pytest.raises(ValueError, match="TENSORFLEET_PROCESSES_PER_HOST"):
+        thread_pools.shared_machine_blas_threads({"TENSORFLEET_PROCESSES_PER_HOST": "two"})
+
+
+def test_a_worker_of_a_multi_task_job_defaults_blas_to_one_thread_in_a_fresh_process():
+    """End to end in a subprocess (the default is process-wide and applied once): BLAS really runs 1 thread."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    if not [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]:
+        pytest.skip("no BLAS library visible to threadpoolctl")
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one CPU: BLAS runs one thread anyway")
+    code = ("import threadpoolctl, tensorfleet as tf\n"
+            "tf.Session().close()\n"
+            "print([i['num_threads'] for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas'])\n")
+    env = {k: v for k, v in os.environ.items() if k not in
+           ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")}
+    env["TF_CONFIG"] = json.dumps({"cluster": {"ps": ["localhost:2222"], "worker": ["localhost:2223"]},
+                                   "task": {"type": "worker", "index": 0}})
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    threads = json.loads(out.stdout.strip().splitlines()[-1])
+    assert threads and all(n == 1 for n in threads)

@@ -132,8 +132,66 @@ def all_queue_depth() -> int:
     return _SHARED.queue_depth() if _SHARED is not None else 0
 
 
+#: environment variables through which a user sets BLAS threads; any of them set means "leave BLAS alone"
+BLAS_THREAD_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+#: set by a launcher (e.g. the local runner) to the number of training processes it starts on this machine
+PROCESSES_ENV = "TENSORFLEET_PROCESSES_PER_HOST"
+_BLAS_DEFAULT_APPLIED: Optional[int] = None
+
+
+def shared_machine_blas_threads(environ=None) -> Optional[int]:
+    """BLAS threads for a process that shares its machine with other training processes, else None.
+
+    Two-thread BLAS collapses to a tenth of its speed when another process keeps
+    the other core busy, so a process that is one of several defaults to
+    cpu_count // processes (at least 1) BLAS threads. "One of several": the
+    launcher says how many run here (TENSORFLEET_PROCESSES_PER_HOST), or
+    TF_CONFIG describes a cluster of more than one task (co-location unknown:
+    1 thread). A user's own BLAS thread variable, or a ConfigProto's
+    intra_op_parallelism_threads, always wins.
+    """
+    env = os.environ if environ is None else environ
+    if any(env.get(v) for v in BLAS_THREAD_ENV):
+        return None
+    procs = env.get(PROCESSES_ENV)
+    if procs:
+        try:
+            n = int(procs)
+        except ValueError:
+            raise ValueError(f"{PROCESSES_ENV} must be an integer, got {procs!r}") from None
+        return max(1, (os.cpu_count() or 1) // n) if n > 1 else None
+    tf_config = env.get("TF_CONFIG")
+    if tf_config:
+        import json
+
+        try:
+            cluster = json.loads(tf_config).get("cluster") or {}
+            tasks = sum(len(v) for v in cluster.values() if isinstance(v, (list, dict)))
+        except (ValueError, AttributeError):
+            return None  # a malformed TF_CONFIG is reported by the code that uses it
+        return 1 if tasks > 1 else None
+    return None
+
+
+def apply_shared_machine_blas_default() -> Optional[int]:
+    """Applies `shared_machine_blas_threads()` once per process (the BLAS pool is process-wide)."""
+    global _BLAS_DEFAULT_APPLIED
+    if _BLAS_DEFAULT_APPLIED is None:
+        n = shared_machine_blas_threads()
+        _BLAS_DEFAULT_APPLIED = n or 0
+        if n:
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(limits=n, user_api="blas")
+    return _BLAS_DEFAULT_APPLIED or None
+
+
 class IntraOpThreads:
-    """Applies `intra_op_parallelism_threads` to BLAS via threadpoolctl; `restore()` undoes it."""
+    """Applies `intra_op_parallelism_threads` to BLAS via threadpoolctl; `restore()` undoes it.
+
+    With the default (0), a process that shares its machine with other training
+    processes gets `shared_machine_blas_threads()` instead (applied once, kept).
+    """
 
     def __init__(self, num_threads: int):
         self.num_threads = num_threads
@@ -142,6 +200,8 @@ class IntraOpThreads:
             from threadpoolctl import threadpool_limits
 
             self._limiter = threadpool_limits(limits=num_threads, user_api="blas")
+        else:
+            apply_shared_machine_blas_default()
 
     def restore(self) -> None:
         if self._limiter is not None:
