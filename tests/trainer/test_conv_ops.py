@@ -188,7 +188,8 @@ def test_conv2d_transpose_and_backprop_gradients():
 
 # -- pooling ------------------------------------------------------------------
 POOL_CASES = [  # (input shape, k, s, padding)
-    ((2, 6, 6, 3), (2, 2), (2, 2), "VALID"),
+    ((2, 6, 6, 3), (2, 2), (2, 2), "VALID"),    # windows tile the input exactly
+    ((1, 7, 5, 2), (2, 2), (2, 2), "VALID"),    # a last row and column no window reads: zero gradient
     ((2, 7, 7, 3), (2, 2), (2, 2), "SAME"),    # odd total padding: pad after only
     ((1, 7, 6, 2), (3, 3), (2, 2), "SAME"),
     ((1, 8, 7, 2), (3, 2), (1, 2), "SAME"),

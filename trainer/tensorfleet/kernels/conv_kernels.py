@@ -178,7 +178,7 @@ def _first_max_taps(geom, xpad, y):
             pending = ~hit
         else:
             hit &= pending
-            pending &= ~hit
+            pending ^= hit  # hit is a subset of pending: this clears it, with no temporary
         yield idx, hit
 
 
@@ -189,8 +189,10 @@ def max_pool_grad(ctx, x, y, grad):
     x, y, grad = _to_nhwc(x, fmt), _to_nhwc(y, fmt), _to_nhwc(grad, fmt)
     g = _pool_geom(ctx, x)
     xpad = g.pad(xp, x, _lowest(x.dtype))
-    dx = xp.zeros(xpad.shape, dtype=grad.dtype)
     disjoint = g.sh >= g.kh and g.sw >= g.kw  # windows do not overlap: each slice is written once
+    # windows that tile the input exactly (e.g. 2x2/2 on even sizes) write every element: no zero fill
+    tiled = g.sh == g.kh and g.sw == g.kw and xpad.shape[1:3] == (g.oh * g.kh, g.ow * g.kw)
+    dx = (xp.empty if tiled else xp.zeros)(xpad.shape, dtype=grad.dtype)
     for idx, hit in _first_max_taps(g, xpad, y):
         if disjoint:
             xp.multiply(grad, hit, out=dx[idx])
