@@ -247,6 +247,14 @@ class ExecutionPlan:
             steps.append((fn, ctx, tuple(ins), tuple(slot[("out", o)] for o in op._outputs), op, dev))
             preds.append(p)
 
+        # Kernels with a `prepare(ctx, plan_ops)` hook look at the whole plan once, here (e.g. Conv2D
+        # keeps its im2col matrix when the same plan computes the filter gradient from the same input).
+        in_plan = set(self.ops)
+        for _, ctx, _, _, node, dev in steps:
+            if not isinstance(node, CopyNode):
+                prepare = getattr(lookup(node, dev.device_type), "prepare", None)
+                if prepare is not None:
+                    prepare(ctx, in_plan)
         self.num_slots = len(slot)
         self.feed_slots = [slot[("feed", t)] for t in feeds]
         self.fetch_slots = [slot[("feed", t)] if t in fed else slot[("out", t)] for t in fetches]

@@ -85,6 +85,7 @@ def _im2col(xp, g, x):
 @register_kernel("Conv2D")
 def conv2d(ctx, x, f):
     xp, fmt = ctx.xp, ctx.attrs["data_format"]
+    x_in = x
     x = _to_nhwc(x, fmt)
     n, h, w, c = x.shape
     kh, kw, fc, o = f.shape
@@ -93,20 +94,55 @@ def conv2d(ctx, x, f):
             None, ctx.op, f"input depth must be evenly divisible by filter depth: {c} vs {fc}\n\t "
                           f"[[node {ctx.op.name}]]")
     g = _Geom(ctx, h, w, kh, kw)
-    out = _im2col(xp, g, x) @ f.reshape(kh * kw * c, o)
+    cols = _im2col(xp, g, x)
+    key = ctx.attrs.get("_handoff")
+    if key is not None:  # this plan's filter gradient of the same input reuses the matrix
+        ctx.resources.handoff[key] = (x_in, (kh, kw, c), cols)
+    out = cols @ f.reshape(kh * kw * c, o)
     return _from_nhwc(out.reshape(n, g.oh, g.ow, o).astype(x.dtype, copy=False), fmt)
+
+
+_CONV_ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dilations")
+
+
+def _conv2d_prepare(ctx, plan_ops) -> None:
+    """Plan-time hook: hand the im2col matrix over when this plan has a filter gradient of the same input.
+
+    The backprop-filter kernel needs exactly the forward's im2col of the same
+    input (TF recomputes it); keeping it from the forward pass until that
+    kernel pops it trades the matrix's memory for one im2col per step, as
+    hand-written numpy does. Only within one plan, so an inference plan keeps
+    nothing.
+    """
+    op = ctx.op
+    x = op.inputs[0]
+    for c in x.consumers():
+        if (c.type == "Conv2DBackpropFilter" and c in plan_ops and c.inputs[0] is x
+                and all(c.get_attr(k) == op.get_attr(k) for k in _CONV_ATTRS)):
+            ctx.attrs["_handoff"] = ("im2col", x)
+            return
+
+
+conv2d.prepare = _conv2d_prepare
 
 
 @register_kernel("Conv2DBackpropFilter")
 def conv2d_backprop_filter(ctx, x, filter_sizes, grad):
     xp, fmt = ctx.xp, ctx.attrs["data_format"]
+    x_in = x
     x, grad = _to_nhwc(x, fmt), _to_nhwc(grad, fmt)
     kh, kw, c, o = (int(v) for v in (filter_sizes.get() if hasattr(filter_sizes, "get")
                                      else np.asarray(filter_sizes)).ravel())
     n, h, w, _ = x.shape
     g = _Geom(ctx, h, w, kh, kw)
     _check_backprop_shape(ctx, grad.shape, (n, g.oh, g.ow, o))
-    df = _im2col(xp, g, x).T @ grad.reshape(n * g.oh * g.ow, o)
+    handed = ctx.resources.handoff.pop(("im2col", ctx.op.inputs[0]), None)
+    if handed is not None and handed[0] is x_in and handed[1] == (kh, kw, c):
+        cols = handed[2]  # the forward Conv2D's matrix of this very input array (this run)
+    else:
+        cols = _im2col(xp, g, x)
+    del handed
+    df = cols.T @ grad.reshape(n * g.oh * g.ow, o)
     return df.reshape(kh, kw, c, o).astype(x.dtype, copy=False)
 
 

@@ -123,6 +123,9 @@ class ResourceStore:
         self.variables: dict[str, Any] = {}
         self.lock = threading.RLock()
         self._rngs: dict[str, np.random.Generator] = {}
+        #: values one kernel of a run leaves for a later one (e.g. Conv2D's im2col matrix for its
+        #: filter gradient), keyed by what the plan decided at build time (`prepare` hooks)
+        self.handoff: dict = {}
 
     def read(self, name: str, op_name: str):
         try:
