@@ -56,7 +56,8 @@ def test_unary_gradients(fn):
 
 @pytest.mark.parametrize("fn", [tf.add, tf.subtract, tf.multiply, tf.divide, tf.realdiv, tf.squared_difference,
                                 tf.maximum, tf.minimum, tf.pow, tf.mod, tf.div_no_nan], ids=lambda f: f.__name__)
-@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((3, 1), (1, 4)), ((), (3, 4)), ((2, 3, 4), (3, 1))])
+@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((3, 1), (1, 4)), ((), (3, 4)), ((2, 3, 4), (3, 1)),
+                                    ((2, 3, 2, 4), (4,))])  # the last: a conv bias, leading axes summed
 def test_binary_gradients_with_broadcasting(fn, shapes):
     rng = np.random.default_rng(3)
     x = rng.uniform(0.5, 2.0, shapes[0])

@@ -185,6 +185,13 @@ def cast(ctx, x):
     return ctx.xp.asarray(x).astype(ctx.attrs["DstT"].np_dtype)
 
 
+def _prod(dims) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
 def _sum_axes(grad_shape, shape):
     lead = len(grad_shape) - len(shape)
     return tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape) if d == 1 and grad_shape[lead + i] != 1)
@@ -211,13 +218,14 @@ def sum_to_shape_of(ctx, grad, like_shape):
     if cached is None or cached[0] != key:
         cached = ctx.attrs["_axes"] = (key, _sum_axes(grad.shape, shape))
     axes = cached[1]
-    if axes == (0,) and grad.ndim == 2 and grad.dtype.kind == "f":
-        # The bias gradient of a dense layer: a BLAS gemv with a ones vector is 2-4x faster than
-        # numpy's reduction over the leading axis of a (batch, units) array.
+    if axes == tuple(range(len(axes))) and axes and grad.size and grad.dtype.kind == "f" and grad.flags.c_contiguous:
+        # A bias gradient (dense: [batch, units]; conv: [batch, h, w, channels]): the leading axes
+        # summed away. A BLAS gemv with a ones vector is 2-4x faster than numpy's reduction.
+        rows = grad.size // _prod(grad.shape[len(axes):])
         ones = ctx.attrs.get("_ones")
-        if ones is None or ones.shape[0] != grad.shape[0] or ones.dtype != grad.dtype:
-            ones = ctx.attrs["_ones"] = ctx.xp.ones(grad.shape[0], grad.dtype)
-        return (ones @ grad).reshape(shape)
+        if ones is None or ones.shape[0] != rows or ones.dtype != grad.dtype:
+            ones = ctx.attrs["_ones"] = ctx.xp.ones(rows, grad.dtype)
+        return (ones @ grad.reshape(rows, -1)).reshape(shape)
     out = fast_sum(ctx.xp)(grad, axis=axes, keepdims=True) if axes else grad
     return out.reshape(shape).astype(grad.dtype, copy=False)
 
