@@ -113,7 +113,50 @@ def prune(fetch_ops: Sequence[Operation], fed: set) -> list:
             for t in reversed(op._inputs):
                 if t not in fed and not state.get(t._op):
                     stack.append((t._op, False))
-    return _hoist_shape_reads(order)
+    return _hoist_shape_reads(_sink_updates(order, fed))
+
+
+#: op types that write a variable: the sequential order runs them as late as the graph allows
+_UPDATE_PREFIXES = ("Apply", "Assign", "Scatter")
+
+
+def _sink_updates(order: list, fed: set) -> list:
+    """A topological order that runs variable updates only when nothing else is ready.
+
+    Like hand-written training code (all gradients, then all updates): a gradient
+    is consumed while its producer's other outputs are still in cache (a bias
+    gradient no longer waits behind a weight update streaming megabytes), and
+    more updates find no reader holding their variable, so they go in place.
+    Dependencies (data and control) are all kept; only the order among
+    independent nodes changes, which TF1 leaves unspecified too.
+    """
+    if not any(op.type.startswith(_UPDATE_PREFIXES) for op in order):
+        return order
+    import heapq
+
+    index = {op: i for i, op in enumerate(order)}
+    pending = [0] * len(order)
+    consumers: list = [[] for _ in order]
+    for i, op in enumerate(order):
+        deps = {index[t._op] for t in op._inputs if t not in fed and t._op in index}
+        deps.update(index[c] for c in op._control_inputs if c in index)
+        pending[i] = len(deps)
+        for j in deps:
+            consumers[j].append(i)
+    is_update = [op.type.startswith(_UPDATE_PREFIXES) for op in order]
+    ready = [[], []]  # heaps of indices: other nodes, updates
+    for i, n in enumerate(pending):
+        if not n:
+            heapq.heappush(ready[is_update[i]], i)
+    out = []
+    while ready[0] or ready[1]:
+        i = heapq.heappop(ready[0] if ready[0] else ready[1])
+        out.append(order[i])
+        for j in consumers[i]:
+            pending[j] -= 1
+            if not pending[j]:
+                heapq.heappush(ready[is_update[j]], j)
+    return out
 
 
 #: ops that read only the shape of their input: run them right after it is produced
