@@ -199,35 +199,49 @@ def _sum_axes(grad_shape, shape):
 
 @register_kernel("SumToShapeOf")
 def sum_to_shape_of(ctx, grad, like_shape):
-    """Sums the broadcast axes away; the axes are cached per (grad shape, target shape).
+    """Sums the broadcast axes away.
 
     A fully defined static `like_shape` is the runtime shape: reading the shape tensor
     instead would be a device->host sync per step on a GPU (and breaks CUDA-graph capture).
+    The reduction chosen for a (grad shape, dtype) is kept, so a step that sees the same
+    shapes as the last one goes straight to it: one dict lookup, then numpy/BLAS.
     """
+    last = ctx.attrs.get("_last")
+    if last is not None and last[0] == grad.shape and last[1] == grad.dtype:
+        return last[2](grad)
     shape = ctx.attrs.get("_static_shape")
     if shape is None:
         static = ctx.attrs.get("like_shape")
         full = static is not None and static.is_fully_defined()
         shape = ctx.attrs["_static_shape"] = tuple(int(d) for d in static.as_tuple()) if full else False
-    if shape is False:
+    static = shape is not False
+    if not static:
         shape = tuple(like_shape.tolist())
+    reduce = _sum_to(ctx.xp, grad, shape)
+    if static:  # the target is fixed: the choice depends on the grad's shape and dtype only
+        ctx.attrs["_last"] = (grad.shape, grad.dtype, reduce)
+    return reduce(grad)
+
+
+def _sum_to(xp, grad, shape):
+    """A function summing arrays shaped and typed like `grad` down to `shape`."""
     if grad.shape == shape:
-        return grad
-    key = (grad.shape, shape)
-    cached = ctx.attrs.get("_axes")
-    if cached is None or cached[0] != key:
-        cached = ctx.attrs["_axes"] = (key, _sum_axes(grad.shape, shape))
-    axes = cached[1]
-    if axes == tuple(range(len(axes))) and axes and grad.size and grad.dtype.kind == "f" and grad.flags.c_contiguous:
+        return _identity
+    axes = _sum_axes(grad.shape, shape)
+    if axes == tuple(range(len(axes))) and axes and grad.size and grad.dtype.kind == "f":
         # A bias gradient (dense: [batch, units]; conv: [batch, h, w, channels]): the leading axes
-        # summed away. A BLAS gemv with a ones vector is 2-4x faster than numpy's reduction.
+        # summed away. A BLAS gemv with a ones vector is 2-10x faster than numpy's reduction.
         rows = grad.size // _prod(grad.shape[len(axes):])
-        ones = ctx.attrs.get("_ones")
-        if ones is None or ones.shape[0] != rows or ones.dtype != grad.dtype:
-            ones = ctx.attrs["_ones"] = ctx.xp.ones(rows, grad.dtype)
-        return (ones @ grad.reshape(rows, -1)).reshape(shape)
-    out = fast_sum(ctx.xp)(grad, axis=axes, keepdims=True) if axes else grad
-    return out.reshape(shape).astype(grad.dtype, copy=False)
+        ones = xp.ones(rows, grad.dtype)
+        return lambda g: (ones @ g.reshape(rows, -1)).reshape(shape)
+    if not axes:  # same elements, another rank (e.g. [1, n] to [n])
+        return lambda g: g.reshape(shape)
+    total = fast_sum(xp)
+    return lambda g: total(g, axis=axes, keepdims=True).reshape(shape).astype(g.dtype, copy=False)
+
+
+def _identity(x):
+    return x
 
 
 @register_kernel("BroadcastLike")
