@@ -5,9 +5,12 @@
 For each workload (MLP 784-256-10, MLP 784-256-256-10, the small CNN; batch 100,
 fed through feed_dict, plain SGD lr 0.1) it builds the same model in tensorfleet,
 with the same initial parameters and batches as `bench/baselines.py`, and times
-it in the same run, interleaved, against numpy by hand, PyTorch eager CPU and
-real TensorFlow's TF1 graph mode (the latter two only when importable). It prints
-absolute steps/s, the ratio tensorfleet/baseline and the thread settings.
+it in the same run against numpy by hand, PyTorch eager CPU and real TensorFlow's
+TF1 graph mode (the latter two only when importable). The contenders take turns
+every 50 steps (2 for the CNN) within each of `--repeats` rounds of about
+`--seconds` each, so the machine's drift falls on all alike. It prints the median
+absolute steps/s, the median over rounds of the ratio tensorfleet/baseline taken
+within each round, and the thread settings.
 Also: the per-call overhead of a trivial `Session.run` (two scalar feeds).
 """
 from __future__ import annotations
@@ -146,17 +149,17 @@ def main(argv=None):
             peers["tf1"] = lambda key=key: bl.BASELINES[f"tf1_{key}"](threads=1)
         steps = {"tensorfleet": build()}
         steps.update({name: make().step for name, make in peers.items()})
-        # Interleave the contenders so machine noise hits all of them alike.
-        rates = {name: [] for name in steps}
+        # The contenders take turns every few steps, so machine noise hits all of them alike;
+        # ratios are taken within each round, then the median over rounds.
         secs = args.seconds if key != "cnn" else max(args.seconds, 2.0)
-        for _ in range(args.repeats):
-            for name, step in steps.items():
-                rates[name].append(step_timing.timeit_steps(step, seconds=secs, repeats=1, warmup=3))
+        rates = step_timing.interleaved_rates(steps, seconds=secs, rounds=args.repeats,
+                                              chunk=50 if key != "cnn" else 2)
         med = {name: float(np.median(r)) for name, r in rates.items()}
+        ratios = {name: step_timing.ratio_per_round(rates, "tensorfleet", name) for name in rates}
         for name, r in med.items():
-            ratio = "" if name == "tensorfleet" else f"  tensorfleet/{name} = {med['tensorfleet'] / r:.3f}"
+            ratio = "" if name == "tensorfleet" else f"  tensorfleet/{name} = {ratios[name]:.3f}"
             print(f"{key:5s} {desc:20s} {name:12s} {r:8.1f} steps/s{ratio}", flush=True)
-        rows.append((key, med))
+        rows.append((key, med, ratios))
     print(step_timing.format_thread_info(step_timing.thread_info()))
     return rows
 

@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Optional
 
-__all__ = ["format_thread_info", "thread_info", "timeit_steps"]
+__all__ = ["format_thread_info", "interleaved_rates", "ratio_per_round", "thread_info", "timeit_steps"]
 
 
 def _cpu_snapshot():
@@ -29,6 +29,41 @@ def _cpu_snapshot():
     except (OSError, ValueError, IndexError, AttributeError):
         busy = None
     return busy, own
+
+
+def interleaved_rates(steps: Dict[str, Callable[[], Any]], seconds: float = 1.0, rounds: int = 5,
+                      chunk: int = 10, warmup: int = 5) -> Dict[str, List[float]]:
+    """Steps/s of each contender per round, the contenders taking turns every ``chunk`` steps.
+
+    A round lasts about ``seconds`` x number of contenders; within it the
+    contenders alternate in chunks of ``chunk`` steps, so a slow phase of the
+    machine (these VMs drift by tens of percent within seconds) falls on all of
+    them alike. Ratios are best taken per round (``ratio_per_round``).
+    """
+    for step in steps.values():
+        for _ in range(int(warmup)):
+            step()
+    perf = time.perf_counter
+    out: Dict[str, List[float]] = {name: [] for name in steps}
+    for _ in range(int(rounds)):
+        spent = {name: 0.0 for name in steps}
+        done = {name: 0 for name in steps}
+        deadline = perf() + seconds * len(steps)
+        while perf() < deadline:
+            for name, step in steps.items():
+                t0 = perf()
+                for _ in range(chunk):
+                    step()
+                spent[name] += perf() - t0
+                done[name] += chunk
+        for name in steps:
+            out[name].append(done[name] / spent[name])
+    return out
+
+
+def ratio_per_round(rates: Dict[str, List[float]], a: str, b: str) -> float:
+    """Median over rounds of rate[a] / rate[b] measured in the same round."""
+    return statistics.median(x / y for x, y in zip(rates[a], rates[b]))
 
 
 def timeit_steps(step: Callable[[], Any], seconds: float = 1.0, warmup: int = 10,
