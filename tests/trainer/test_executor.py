@@ -256,3 +256,30 @@ def test_prometheus_metrics_from_statistics():
     assert "tensorfleet_executor_run_errors_total" in text
     assert 'tensorfleet_executor_device_seconds_total{device="/job:localhost/replica:0/task:0/device:CPU:0"}' in text
     assert "tensorfleet_executor_queue_depth" in text
+
+
+def test_sequential_order_runs_updates_after_everything_independent_of_them():
+    """Gradients first, then updates (like hand-written code); dependencies still decide where they must."""
+    x = tf.placeholder(tf.float32, [None, 3])
+    w = tf.Variable(np.ones((3, 2), np.float32))
+    b = tf.Variable(np.zeros(2, np.float32))
+    loss = tf.reduce_sum(tf.nn.relu(tf.matmul(x, w) + b))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.control_dependencies([train]):
+        after = tf.reduce_sum(w * 1.0)
+    order = executor.prune([train, after.op], set())
+    types = [op.type for op in order]
+    first_update = types.index("ApplyGradientDescent")
+    assert all(not t.startswith("Apply") for t in types[:first_update])
+    assert set(types[first_update:first_update + 2]) == {"ApplyGradientDescent"}  # both updates together
+    for i, op in enumerate(order):  # still a topological order
+        for t in op.inputs:
+            assert order.index(t.op) < i
+        for c in op.control_inputs:
+            assert order.index(c) < i
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        xv = np.array([[1.0, 2.0, 3.0]], np.float32)
+        _, total = sess.run([train, after], {x: xv})
+    # the read under control_dependencies([train]) sees the update: w - 0.1 * x^T (relu active everywhere)
+    np.testing.assert_allclose(total, (np.ones((3, 2)) - 0.1 * xv.T @ np.ones((1, 2))).sum(), rtol=1e-6)
