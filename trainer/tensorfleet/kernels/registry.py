@@ -137,7 +137,7 @@ class ResourceStore:
     def store(self, name: str, value) -> None:
         """Replaces a variable's value; numpy values are frozen so readers can share them."""
         if isinstance(value, np.ndarray):
-            value.flags.writeable = False
+            value.setflags(write=False)  # (setflags: no flags object per call)
         self.variables[name] = value
 
     def exclusive(self, name: str):
@@ -151,7 +151,7 @@ class ResourceStore:
         if getattr(arr, "base", None) is not None:  # a view (numpy or cupy): its base may be shared
             return None
         if isinstance(arr, np.ndarray):
-            arr.flags.writeable = True
+            arr.setflags(write=True)
         return arr
 
     def rng(self, key: str, seed: Optional[tuple]) -> np.random.Generator:
