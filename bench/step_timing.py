@@ -38,7 +38,10 @@ def interleaved_rates(steps: Dict[str, Callable[[], Any]], seconds: float = 1.0,
     A round lasts about ``seconds`` x number of contenders; within it the
     contenders alternate in chunks of ``chunk`` steps, so a slow phase of the
     machine (these VMs drift by tens of percent within seconds) falls on all of
-    them alike. Ratios are best taken per round (``ratio_per_round``).
+    them alike. The turn order rotates every pass, so no contender always runs
+    right after the same other one (TF's runtime threads, for one, keep a core
+    busy for a while after its step). Ratios are best taken per round
+    (``ratio_per_round``).
     """
     for step in steps.values():
         for _ in range(int(warmup)):
@@ -49,8 +52,12 @@ def interleaved_rates(steps: Dict[str, Callable[[], Any]], seconds: float = 1.0,
         spent = {name: 0.0 for name in steps}
         done = {name: 0 for name in steps}
         deadline = perf() + seconds * len(steps)
+        names = list(steps)
+        k = 0
         while perf() < deadline:
-            for name, step in steps.items():
+            k += 1
+            for name in names[k % len(names):] + names[:k % len(names)]:
+                step = steps[name]
                 t0 = perf()
                 for _ in range(chunk):
                     step()
