@@ -13,12 +13,18 @@ Two ways to run a plan, chosen once per plan:
   no locks, no per-node bookkeeping. Used when no two expensive nodes can ever be
   ready together (one device and no independent expensive pair, or
   inter_op_parallelism_threads == 1 / < 0). A thread hand-off costs ~75-110 us on
-  our VMs, more than a whole small training step's graph overhead.
+  our VMs, more than a whole small training step's graph overhead. The order runs
+  variable updates after everything independent of them (gradients, then
+  updates); Const values are computed once and pre-filled; a consumer's own
+  variable reads are gathered with its inputs; each value is dropped after its
+  last reader, so kernels may reuse dead buffers (`kernels.registry.owns`).
 - concurrent (dependency counting): the caller thread schedules; ready cheap nodes
   run inline; when two or more expensive nodes (MatMul, Conv, large elementwise)
   are ready, all but one go to the inter-op pool of their device. Used when
   independent expensive nodes sit on different devices, or on one device and the
   first run measured them as big enough (>= OFFLOAD_MIN_COST multiply-adds).
+Kernels with a `prepare(ctx, plan_ops)` hook see the whole plan once, at build
+time (Conv2D hands its im2col matrix to the filter gradient of the same input).
 The first error cancels the run (nothing new starts, running nodes are waited
 for) and is raised with the failing node's name. `statistics()` returns a
 frozen snapshot of the counters for `metrics`.
