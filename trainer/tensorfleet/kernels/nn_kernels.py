@@ -139,13 +139,15 @@ def softmax_xent(ctx, logits, labels):
             None, ctx.op, f"logits and labels must be broadcastable: logits_size={list(logits.shape)} "
                           f"labels_size={list(labels.shape)}\n\t [[node {ctx.op.name}]]")
     # One exp: z = logits - max, e = exp(z), s = sum(e); loss = sum(labels * (log s - z)), backprop = e/s - labels.
-    # The ufuncs' own reduce methods: x.max()/x.sum() add a Python-level wrapper per call.
-    z = logits - xp.maximum.reduce(logits, axis=axis, keepdims=True)
+    # numpy: the ufuncs' own reduce methods (x.max()/x.sum() add a Python-level wrapper per call);
+    # cupy has no maximum.reduce (its ufunc.reduce covers add and multiply only).
+    amax, total = (np.maximum.reduce, np.add.reduce) if xp is np else (xp.max, xp.sum)
+    z = logits - amax(logits, axis=axis, keepdims=True)
     e = xp.exp(z)
-    s = xp.add.reduce(e, axis=axis, keepdims=True)
+    s = total(e, axis=axis, keepdims=True)
     z -= xp.log(s)  # z is now log_softmax (z is ours: computed above)
     z *= labels
-    loss = xp.add.reduce(z, axis=axis)
+    loss = total(z, axis=axis)
     xp.negative(loss, out=loss)
     e /= s
     e -= labels
