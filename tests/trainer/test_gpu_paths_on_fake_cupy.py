@@ -290,6 +290,52 @@ def test_two_gpus_peer_copies_match_cpu(monkeypatch):
 
 
 # -- CUDA-graph replay ---------------------------------------------------------------------------------
+def _replay_model(kind):
+    tf.set_random_seed(3)
+    if kind == "cnn":
+        x = tf.placeholder(tf.float32, [4, 6, 6, 2], name="x")
+        f = tf.Variable(tf.truncated_normal([3, 3, 2, 3], stddev=0.5), name="f")
+        h = tf.nn.max_pool(tf.nn.relu(tf.nn.conv2d(x, f, [1, 1, 1, 1], "SAME")), [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+        logits = tf.reshape(h, [4, 27])[:, :5]
+    else:
+        x = tf.placeholder(tf.float32, [16, 8], name="x")
+        w = tf.Variable(tf.truncated_normal([8, 5], stddev=0.5), name="w")
+        logits = tf.matmul(x, w) + tf.Variable(tf.zeros([5]), name="b")
+    rng = np.random.default_rng(6)
+    ys = [rng.integers(0, 5, x.shape.as_list()[0]) for _ in range(5)]
+    if kind == "mlp-sparse-sgd":
+        labels = tf.placeholder(tf.int64, [16], name="labels")
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+        opt = tf.train.GradientDescentOptimizer(0.1)
+    else:
+        labels = tf.placeholder(tf.float32, [len(ys[0]), 5], name="labels")
+        ys = [np.eye(5, dtype=np.float32)[y] for y in ys]
+        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits))
+        opt = tf.train.AdamOptimizer(0.05) if kind == "mlp-adam" else tf.train.MomentumOptimizer(0.05, 0.9)
+    step = opt.minimize(loss)
+    xs = [rng.standard_normal(x.shape.as_list()).astype(np.float32) for _ in ys]
+    return step, [([loss, step], {x: xv, labels: yv}) for xv, yv in zip(xs, ys)]
+
+
+@pytest.mark.parametrize("kind", ["mlp-adam"])
+def test_cuda_graph_replay_captures_and_matches_cpu(gpu, kind):
+    step, steps = _replay_model(kind)
+    replays = {}
+
+    def keep_replay(sess):
+        replays["r"] = next(p.replay for k, p in sess._plans.items() if step in k[2])
+
+    cfg = tf.ConfigProto()
+    cfg.experimental.cuda_graph_replay = True
+    gpu_out, _ = _run_steps(steps, True, config=cfg, session_hook=keep_replay)
+    cpu_out, _ = _run_steps(steps, False)
+    _assert_same(gpu_out, cpu_out)
+    r = replays["r"]
+    # captured once (no host sync or upload inside the step), then replayed: every step matches the CPU
+    assert r is not None and r.last_error is None, r.last_error
+    assert r.captures == 1 and r.replays == len(steps) - 1
+
+
 def test_cuda_graph_replay_falls_back_cleanly_when_capture_fails(gpu):
     """A kernel that syncs with the host cannot be captured: the plan runs normally, with the same results."""
     x = tf.placeholder(tf.float32, [8, 4], name="x")

@@ -137,7 +137,7 @@ def apply_adam(ctx, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad):
     with ctx.resources.lock:
         var, m, v = _read(ctx, "var"), _read(ctx, "m"), _read(ctx, "v")
         _check(ctx, var, grad, ("m", m), ("v", v))
-        one = xp.asarray(1, dtype=var.dtype)
+        one = 1  # a Python scalar takes the operand's dtype; no per-step host->device upload on a GPU
         lr_t = lr * xp.sqrt(one - beta2_power) / (one - beta1_power)
         del var, m, v
         owned = None if ctx.attrs.get("use_nesterov") else _exclusive(ctx, "var", "m", "v")
@@ -185,7 +185,7 @@ def apply_rms_prop(ctx, lr, rho, momentum, epsilon, grad):
     with ctx.resources.lock:
         var, ms, mom = _read(ctx, "var"), _read(ctx, "ms"), _read(ctx, "mom")
         _check(ctx, var, grad, ("ms", ms), ("mom", mom))
-        one = xp.asarray(1, dtype=var.dtype)
+        one = 1  # a Python scalar takes the operand's dtype; no per-step host->device upload on a GPU
         new_ms = ms + (grad * grad - ms) * (one - rho)
         new_mom = mom * momentum + (grad * lr) / xp.sqrt(new_ms + epsilon)
         return _finish(ctx, var, var - new_mom, ms=new_ms, mom=new_mom)
@@ -197,7 +197,7 @@ def apply_centered_rms_prop(ctx, lr, rho, momentum, epsilon, grad):
     with ctx.resources.lock:
         var, mg, ms, mom = _read(ctx, "var"), _read(ctx, "mg"), _read(ctx, "ms"), _read(ctx, "mom")
         _check(ctx, var, grad, ("mg", mg), ("ms", ms), ("mom", mom))
-        one = xp.asarray(1, dtype=var.dtype)
+        one = 1  # a Python scalar takes the operand's dtype; no per-step host->device upload on a GPU
         new_mg = mg + (grad - mg) * (one - rho)
         new_ms = ms + (grad * grad - ms) * (one - rho)
         denom = (new_ms - new_mg * new_mg) + epsilon
