@@ -211,6 +211,34 @@ def test_reductions_and_their_gradients_match_cpu(gpu):
     _on_gpu_vs_cpu([(outs + tf.gradients(loss, [x]), feed)], init=False)
 
 
+# -- runtime shapes: Shape/Size/Rank tensors feeding device ops -----------------------------------------
+def test_runtime_shape_tensors_and_broadcasting_gradients_match_cpu(gpu):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    y = tf.placeholder(tf.float32, [None, 1, 3], name="y")
+    idx = tf.placeholder(tf.int32, [None], name="idx")
+    w = tf.Variable(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3), name="w")
+    z = x * y + (x - tf.reduce_mean(x, 0)) / tf.cast(tf.shape(x)[0], tf.float32)  # [n, m, 3] broadcast
+    flat = tf.reshape(z, tf.stack([-1, tf.shape(x)[1]]))
+    twice = tf.reshape(tf.concat([x, x], axis=1), tf.shape(x) * [1, 2])
+    filled = tf.fill(tf.shape(x), 2.0) * x
+    tiled = tf.tile(x, [2, 1])
+    hot = tf.one_hot(idx, 4, on_value=1.5, off_value=-0.5)
+    rows = tf.gather(w, idx)
+    sizes = tf.cast(tf.size(x), tf.float32) + tf.cast(tf.rank(y), tf.float32)
+    ones = tf.ones(tf.shape(x)) + tf.zeros_like(x)
+    total = (tf.reduce_sum(flat * flat) + tf.reduce_sum(twice) + tf.reduce_sum(filled) * tf.reduce_sum(tiled)
+             + tf.reduce_sum(tf.matmul(hot, w) * rows) + sizes + tf.reduce_sum(ones * x))
+    grads = tf.gradients(total, [x, y, w])
+    rng = np.random.default_rng(3)
+    steps = []
+    for n, m in ((2, 1), (3, 4)):
+        feed = {x: rng.standard_normal((n, 3)).astype(np.float32),
+                y: rng.standard_normal((m, 1, 3)).astype(np.float32), idx: rng.integers(0, 4, n).astype(np.int32)}
+        steps.append(([total, z, flat, twice, filled, tiled, hot, rows, sizes] + grads, feed))
+    _, placement = _on_gpu_vs_cpu(steps)
+    assert placement["Reshape_1"] == placement["Fill"] == GPU0
+
+
 # -- feeds, fetches, variables, saver ------------------------------------------------------------------
 def test_feeds_and_fetches_are_host_values(gpu):
     s_ = tf.placeholder(tf.float32, [], name="s")
@@ -289,6 +317,38 @@ def test_two_gpus_peer_copies_match_cpu(monkeypatch):
     assert placement["h0"] == GPU0 and placement["h1"] == GPU1
 
 
+# -- per-step host traffic: no hidden syncs ------------------------------------------------------------
+def _steady_state_traffic(fetches, feed):
+    """fake_cupy's host<->device transfers of one run of an already warm plan."""
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        s.run(fetches, feed)
+        fake_cupy.transfers.clear()
+        s.run(fetches, feed)
+    return dict(fake_cupy.transfers)
+
+
+def test_a_cnn_training_step_has_no_hidden_host_syncs(gpu):
+    _, steps = _replay_model("cnn")
+    fetches, feed = steps[0]
+    # the conv gradients read their static filter/input sizes on the host: two feeds up, the loss down
+    assert _steady_state_traffic(fetches, feed) == {("h2d", "set"): 2, ("d2h", "get"): 1}
+
+
+def test_runtime_shapes_are_read_without_device_syncs(gpu):
+    x = tf.placeholder(tf.float32, [None, 6], name="x")
+    n = tf.shape(x)[0]
+    y = tf.reshape(x, tf.stack([n * 2, -1])) * tf.fill(tf.shape(x) * [2, 1] // [1, 2], 3.0)
+    w = tf.Variable(tf.ones([3]), name="w")
+    loss = tf.reduce_sum(y * w) / tf.cast(n, tf.float32)
+    step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    feed = {x: np.ones((4, 6), np.float32)}
+    # Shape arithmetic stays on the host (TF's int32 rule): only Cast(n) uploads; no device->host sync
+    assert _steady_state_traffic([loss, step], feed) == {("h2d", "set"): 1, ("d2h", "get"): 1,
+                                                         ("h2d", "cupy.array/asarray of host data"): 1}
+    _on_gpu_vs_cpu([([loss, step, y], feed), ([loss, step], {x: np.arange(12, dtype=np.float32).reshape(2, 6)})])
+
+
 # -- CUDA-graph replay ---------------------------------------------------------------------------------
 def _replay_model(kind):
     tf.set_random_seed(3)
@@ -317,7 +377,7 @@ def _replay_model(kind):
     return step, [([loss, step], {x: xv, labels: yv}) for xv, yv in zip(xs, ys)]
 
 
-@pytest.mark.parametrize("kind", ["mlp-adam"])
+@pytest.mark.parametrize("kind", ["mlp-adam", "cnn"])
 def test_cuda_graph_replay_captures_and_matches_cpu(gpu, kind):
     step, steps = _replay_model(kind)
     replays = {}

@@ -4,7 +4,8 @@ Flow: `Session.run` asks for a plan (built once per signature and cached by the
 session). Building prunes the graph to the needed ops (topological order),
 places them (`placement.Placer`), inserts a copy node on every edge that crosses
 devices (`kernels.transfer_kernels`), binds each node to the kernel of its
-device type with a `KernelContext` whose `xp` is its device's array module, and
+device type with a `KernelContext` whose `xp` is its device's array module (on
+real GPUs shape arithmetic stays on the host, `_gpu_host_memory`), and
 precomputes integer value slots, consumer lists and initial pending counts
 (data and control inputs).
 
@@ -232,6 +233,7 @@ class ExecutionPlan:
         copies: dict = {}  # (tensor, fed, device name) -> step index
         steps: list = []   # (fn, ctx, ins, outs, node, device)
         preds: list = []   # per step: set of predecessor step indices
+        host_slots: set = set()  # slots of host (numpy) values on real GPUs: see _gpu_host_memory
 
         def source(t: Tensor, dev):
             """(slot, predecessor step or None) to read tensor `t` on device `dev`, inserting a copy if needed."""
@@ -291,7 +293,12 @@ class ExecutionPlan:
             mem = dev.memory
             if mem is not None and mem.check_outputs:
                 fn = _checked_outputs(fn, mem)
-            ctx = KernelContext(op=op, xp=dev.xp, resources=resources, device=dev.name, attrs=dict(op.attrs))
+            xp = dev.xp
+            if dev.cuda_id is not None:
+                fn, xp = _gpu_host_memory(op, fn, ins, host_slots, xp)
+                if xp is np:
+                    host_slots.update(slot[("out", o)] for o in op._outputs)
+            ctx = KernelContext(op=op, xp=xp, resources=resources, device=dev.name, attrs=dict(op.attrs))
             step_of_op[op] = len(steps)
             steps.append((fn, ctx, tuple(ins), tuple(slot[("out", o)] for o in op._outputs), op, dev))
             preds.append(p)
@@ -601,6 +608,47 @@ def _gather_with_reads(ins, reads: dict, resources: ResourceStore):
             return lambda vals: (vals[s0], read(var_op))
     plan = tuple((reads.get(k), s) for k, s in enumerate(ins))
     return lambda vals: tuple([vals[s] if v is None else read(v) for v, s in plan])
+
+
+#: ops whose kernels return host (numpy) values on any device: they read only their input's shape
+_HOST_OUTPUT_OPS = frozenset({"Shape", "Size", "Rank", "NnShape"})
+
+
+def _gpu_host_memory(op, fn, ins, host_slots: set, gpu_xp):
+    """(kernel, array module) of `op` on a real GPU, keeping shape arithmetic on the host (TF's int32 rule).
+
+    Shape/Size/Rank return host arrays: a device copy would cost a device->host sync wherever a shape is
+    read back (Reshape, Fill, broadcasting gradients). Like TF's int32 GPU kernels (HostMemory) and its
+    int32 Const on GPUs, integer ops whose data inputs are all such host values (`tf.shape(x)[0] * 2`,
+    `tf.stack([n, -1])`) and int32 constants run on the host with numpy, so their results stay host
+    values too. Any other kernel gets its host inputs uploaded (cupy rejects numpy operands), except
+    those it reads on the host (`registry.host_inputs`: shapes, sizes).
+    """
+    host_in = [k for k, s in enumerate(ins) if s in host_slots]
+    integer = bool(op._outputs) and all(o.dtype.is_integer for o in op._outputs) and not op.op_def.stateful
+    if op.type in _HOST_OUTPUT_OPS or (integer and (len(host_in) == len(ins) > 0 or (
+            op.type == "Const" and op._outputs[0].dtype.np_dtype == np.int32))):
+        return fn, np
+    upload = tuple(k for k in host_in if k not in getattr(fn, "host_inputs", ()))
+    return (_uploading(fn, upload, gpu_xp) if upload else fn), gpu_xp
+
+
+def _uploading(fn, upload: tuple, xp):
+    """`fn` with inputs `upload` (host values) copied to the device first; the same host array (an int32
+    constant) is uploaded once."""
+    last: dict = {}
+
+    def uploaded(ctx, *args):
+        args = list(args)
+        for k in upload:
+            host = args[k]
+            cached = last.get(k)
+            if cached is None or cached[0] is not host:
+                cached = last[k] = (host, xp.asarray(host))
+            args[k] = cached[1]
+        return fn(ctx, *args)
+
+    return uploaded
 
 
 def _checked_outputs(fn, mem):

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import errors
 from .backend import to_host
-from .registry import register_kernel
+from .registry import host_inputs, register_kernel
 
 
 def _dims(t) -> tuple:
@@ -17,6 +17,7 @@ def _dims(t) -> tuple:
 
 
 @register_kernel("Reshape")
+@host_inputs(1)
 def reshape(ctx, x, shape=None):
     static = ctx.attrs["shape"]
     return ctx.xp.reshape(x, static if static is not None else _dims(shape))
@@ -59,6 +60,7 @@ def rank(ctx, x):
 
 
 @register_kernel("Fill")
+@host_inputs(1)
 def fill(ctx, value, dims=None):
     static = ctx.attrs["shape"]
     return ctx.xp.full(static if static is not None else _dims(dims), value, dtype=value.dtype)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import errors
 from ..ops.conv_ops import _hw, conv_output_hw
-from .registry import register_kernel
+from .registry import host_inputs, register_kernel
 
 
 def _to_nhwc(x, fmt):
@@ -127,6 +127,7 @@ conv2d.prepare = _conv2d_prepare
 
 
 @register_kernel("Conv2DBackpropFilter")
+@host_inputs(1)
 def conv2d_backprop_filter(ctx, x, filter_sizes, grad):
     xp, fmt = ctx.xp, ctx.attrs["data_format"]
     x_in = x
@@ -147,6 +148,7 @@ def conv2d_backprop_filter(ctx, x, filter_sizes, grad):
 
 
 @register_kernel("Conv2DBackpropInput")
+@host_inputs(0)
 def conv2d_backprop_input(ctx, input_sizes, f, grad):
     xp, fmt = ctx.xp, ctx.attrs["data_format"]
     grad = _to_nhwc(grad, fmt)
@@ -279,6 +281,7 @@ def avg_pool(ctx, x):
 
 
 @register_kernel("AvgPoolGrad")
+@host_inputs(0)
 def avg_pool_grad(ctx, orig_input_shape, grad):
     xp, fmt = ctx.xp, ctx.attrs["data_format"]
     n, h, w, c = _sizes_nhwc(orig_input_shape, fmt)

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes as _dtypes
 from .. import errors
 from .math_kernels import broadcast, fast_sum, keepdims_shape
-from .registry import owns, register_kernel
+from .registry import host_inputs, owns, register_kernel
 
 _NO_INT32_ON_GPU = [d for d in (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int64, _dtypes.bool_)]
 
@@ -198,6 +198,7 @@ def _sum_axes(grad_shape, shape):
 
 
 @register_kernel("SumToShapeOf")
+@host_inputs(1)
 def sum_to_shape_of(ctx, grad, like_shape):
     """Sums the broadcast axes away.
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..ops.random_seed import rng_for
 from .array_kernels import _dims
-from .registry import register_kernel
+from .registry import host_inputs, register_kernel
 
 
 def _shape(ctx, dyn):
@@ -24,12 +24,14 @@ def _float_draw(gen, fn, shape, npd):
 
 
 @register_kernel("RandomStandardNormal")
+@host_inputs(0)
 def random_standard_normal(ctx, *dyn):
     gen = rng_for(ctx)
     return ctx.xp.asarray(_float_draw(gen, "standard_normal", _shape(ctx, dyn), ctx.attrs["dtype"].np_dtype))
 
 
 @register_kernel("TruncatedNormal")
+@host_inputs(0)
 def truncated_normal(ctx, *dyn):
     """Standard normal values, each redrawn until it lies within 2 standard deviations (as TF)."""
     gen = rng_for(ctx)
@@ -43,12 +45,14 @@ def truncated_normal(ctx, *dyn):
 
 
 @register_kernel("RandomUniform")
+@host_inputs(0)
 def random_uniform(ctx, *dyn):
     gen = rng_for(ctx)
     return ctx.xp.asarray(_float_draw(gen, "random", _shape(ctx, dyn), ctx.attrs["dtype"].np_dtype))
 
 
 @register_kernel("RandomUniformInt")
+@host_inputs(0)
 def random_uniform_int(ctx, *dyn):
     a = ctx.attrs
     out = rng_for(ctx).integers(a["minval"], a["maxval"], size=_shape(ctx, dyn), dtype=a["dtype"].np_dtype)

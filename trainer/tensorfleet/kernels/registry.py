@@ -43,6 +43,17 @@ def register_kernel(op_type: str, devices: Iterable[str] = ALL_DEVICES, dtypes: 
     return deco
 
 
+def host_inputs(*indices: int):
+    """Decorator: the kernel reads these inputs on the host (shapes, sizes), so on a real GPU a host value
+    there is passed as is, not uploaded (TF's HostMemory inputs; see executor._gpu_host_memory)."""
+
+    def deco(fn: KernelFn) -> KernelFn:
+        fn.host_inputs = frozenset(indices)
+        return fn
+
+    return deco
+
+
 def kernel_dtype(op) -> Optional[DType]:
     """The dtype a kernel is selected by: attr T/dtype, else the first output's, else the first input's."""
     for key in ("T", "dtype"):
