@@ -211,6 +211,20 @@ def test_reductions_and_their_gradients_match_cpu(gpu):
     _on_gpu_vs_cpu([(outs + tf.gradients(loss, [x]), feed)], init=False)
 
 
+def test_scatter_updates_and_pads_match_cpu(gpu):
+    v = tf.Variable(np.arange(12, dtype=np.float32).reshape(4, 3), name="v")
+    idx = tf.placeholder(tf.int64, [None], name="idx")
+    upd = tf.placeholder(tf.float32, [None, 3], name="upd")
+    x = tf.placeholder(tf.float32, [2, 3], name="x")
+    padded = tf.pad(x, [[1, 0], [0, 2]], constant_values=-1.5)
+    mirrored = tf.pad(x, [[1, 1], [2, 2]], mode="REFLECT")
+    pads = [padded, mirrored] + tf.gradients(tf.reduce_sum(padded * padded) + tf.reduce_sum(mirrored * 2), [x])
+    feed = {idx: [0, 2, 0], upd: np.full((3, 3), 0.5, np.float32), x: np.arange(6, dtype=np.float32).reshape(2, 3)}
+    # repeated indices accumulate (add, sub); cupy's ufunc.at has add only
+    _on_gpu_vs_cpu([(op, feed) for op in (tf.scatter_sub(v, idx, upd), tf.scatter_add(v, idx, upd * 3),
+                                          tf.scatter_update(v, idx[1:], upd[1:]), pads)])
+
+
 # -- runtime shapes: Shape/Size/Rank tensors feeding device ops -----------------------------------------
 def test_runtime_shape_tensors_and_broadcasting_gradients_match_cpu(gpu):
     x = tf.placeholder(tf.float32, [None, 3], name="x")

@@ -68,8 +68,8 @@ def _scatter(ctx, indices, updates, mode):
         updates = updates.astype(old.dtype, copy=False)
         if mode == "update":
             new[indices] = updates
-        elif mode == "add":
-            xp.add.at(new, indices, updates)
+        elif mode == "add" or xp is not np:  # cupy's ufunc.at supports add only: add the negated updates
+            xp.add.at(new, indices, updates if mode == "add" else -updates)
         else:
             xp.subtract.at(new, indices, updates)
         ctx.resources.store(name, new)
