@@ -342,6 +342,14 @@ def _steady_state_traffic(fetches, feed):
     return dict(fake_cupy.transfers)
 
 
+def test_an_mlp_training_step_has_no_hidden_host_syncs(gpu):
+    steps = _mlp(tf.train.AdamOptimizer(0.01), sparse=True)
+    (loss, step), feed = steps[0]
+    # three feeds up, the dropout mask's host-drawn random numbers up, the loss down: nothing else
+    assert _steady_state_traffic([loss, step], feed) == {("h2d", "set"): 3, ("d2h", "get"): 1,
+                                                         ("h2d", "cupy.array/asarray of host data"): 1}
+
+
 def test_a_cnn_training_step_has_no_hidden_host_syncs(gpu):
     _, steps = _replay_model("cnn")
     fetches, feed = steps[0]
@@ -361,6 +369,20 @@ def test_runtime_shapes_are_read_without_device_syncs(gpu):
     assert _steady_state_traffic([loss, step], feed) == {("h2d", "set"): 1, ("d2h", "get"): 1,
                                                          ("h2d", "cupy.array/asarray of host data"): 1}
     _on_gpu_vs_cpu([([loss, step, y], feed), ([loss, step], {x: np.arange(12, dtype=np.float32).reshape(2, 6)})])
+
+
+def test_sparse_xent_out_of_range_labels_give_nan_rows_on_gpu_like_tf(gpu):
+    logits = tf.placeholder(tf.float32, [3, 4], name="logits")
+    labels = tf.placeholder(tf.int64, [3], name="labels")
+    loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    (grad,) = tf.gradients(loss, [logits])
+    feed = {logits: np.zeros((3, 4), np.float32), labels: [1, 7, -1]}
+    with tf.Session() as s:  # TF's GPU kernel does not check (that would sync every step): NaN rows instead
+        lv, gv = s.run([loss, grad], feed)
+    np.testing.assert_allclose(lv, [np.log(4), np.nan, np.nan])
+    assert np.isfinite(gv[0]).all() and np.isnan(gv[1:]).all()
+    with tf.Session(config=_config(False)) as s, pytest.raises(tf.errors.InvalidArgumentError, match="label value"):
+        s.run(loss, feed)
 
 
 # -- CUDA-graph replay ---------------------------------------------------------------------------------
@@ -391,7 +413,7 @@ def _replay_model(kind):
     return step, [([loss, step], {x: xv, labels: yv}) for xv, yv in zip(xs, ys)]
 
 
-@pytest.mark.parametrize("kind", ["mlp-adam", "cnn"])
+@pytest.mark.parametrize("kind", ["mlp-adam", "mlp-sparse-sgd", "cnn"])
 def test_cuda_graph_replay_captures_and_matches_cpu(gpu, kind):
     step, steps = _replay_model(kind)
     replays = {}

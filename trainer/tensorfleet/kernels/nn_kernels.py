@@ -177,19 +177,26 @@ def sparse_softmax_xent(ctx, logits, labels):
         raise errors.InvalidArgumentError(
             None, ctx.op, f"labels should have the same shape as logits except for the last dimension: logits "
                           f"shape {list(logits.shape)}, labels shape {list(labels.shape)}\n\t [[node {ctx.op.name}]]")
-    bad = (labels < 0) | (labels >= num_classes)
-    if bool(bad.any()):
-        first = int(labels[bad].ravel()[0])
-        shown = " ".join(str(int(v)) for v in labels.ravel()[:100].tolist())
-        raise errors.InvalidArgumentError(
-            None, ctx.op, f"Received a label value of {first} which is outside the valid range of "
-                          f"[0, {num_classes}).  Label values: {shown}\n\t [[node {ctx.op.name} "
-                          f"(op: {ctx.op.type})]]")
+    if xp is np:  # TF's CPU kernel rejects out-of-range labels
+        bad = (labels < 0) | (labels >= num_classes)
+        if bool(bad.any()):
+            first = int(labels[bad].ravel()[0])
+            shown = " ".join(str(int(v)) for v in labels.ravel()[:100].tolist())
+            raise errors.InvalidArgumentError(
+                None, ctx.op, f"Received a label value of {first} which is outside the valid range of "
+                              f"[0, {num_classes}).  Label values: {shown}\n\t [[node {ctx.op.name} "
+                              f"(op: {ctx.op.type})]]")
     logp = _log_softmax(xp, logits, -1)
     idx = xp.expand_dims(labels.astype(np.int64, copy=False), -1)
+    if xp is not np:  # TF's GPU kernel: no check (a device->host sync per step), NaN rows for bad labels
+        valid = (idx >= 0) & (idx < num_classes)
+        idx = xp.where(valid, idx, 0)
     loss = -xp.take_along_axis(logp, idx, axis=-1)[..., 0]
     onehot = xp.arange(num_classes) == idx  # (no put_along_axis on older cupy)
-    return _cast(xp.asarray(loss), logits), _cast(xp.exp(logp) - onehot, logits)
+    grad = xp.exp(logp) - onehot
+    if xp is not np:
+        loss, grad = xp.where(valid[..., 0], loss, np.nan), xp.where(valid, grad, np.nan)
+    return _cast(xp.asarray(loss), logits), _cast(grad, logits)
 
 
 @register_kernel("SigmoidCrossEntropyWithLogits")
