@@ -586,28 +586,28 @@ def _gather_with_reads(ins, reads: dict, resources: ResourceStore):
     consumer is about to run (TF1 ref semantics, as the separate read step did),
     and an uninitialized variable raises FailedPreconditionError naming it.
     """
-    variables = resources.variables
+    variables = resources.variables  # the store's dict: never replaced, only updated
 
-    def read(var_op):
-        v = variables.get(var_op.name)
-        if v is None:
-            try:
-                resources.read(var_op.name, var_op.name)
-            except errors.OpError as e:
-                e._op = var_op
-                raise
-        return v
+    def missing(name):
+        var_op = next(op for op in reads.values() if op.name == name)
+        try:
+            resources.read(name, name)
+        except errors.OpError as e:
+            e._op = var_op
+            raise
 
-    if len(ins) == 2:  # the usual cases (x @ W, h + b, d @ W.T): no loop
-        (k, var_op), = reads.items() if len(reads) == 1 else ((None, None),)
+    if len(ins) == 2 and len(reads) == 1:  # the usual cases (x @ W, h + b, d @ W.T): no loop
+        ((k, var_op),) = reads.items()
+        name, other = var_op.name, ins[1 - k]
         if k == 0:
-            s1 = ins[1]
-            return lambda vals: (read(var_op), vals[s1])
-        if k == 1:
-            s0 = ins[0]
-            return lambda vals: (vals[s0], read(var_op))
-    plan = tuple((reads.get(k), s) for k, s in enumerate(ins))
-    return lambda vals: tuple([vals[s] if v is None else read(v) for v, s in plan])
+            return lambda vals: (variables[name] if name in variables else missing(name), vals[other])
+        return lambda vals: (vals[other], variables[name] if name in variables else missing(name))
+    plan = tuple((None if k not in reads else reads[k].name, s) for k, s in enumerate(ins))
+
+    def read(name):
+        return variables[name] if name in variables else missing(name)
+
+    return lambda vals: tuple([vals[s] if n is None else read(n) for n, s in plan])
 
 
 #: ops whose kernels return host (numpy) values on any device: they read only their input's shape
