@@ -283,3 +283,44 @@ def test_sequential_order_runs_updates_after_everything_independent_of_them():
         _, total = sess.run([train, after], {x: xv})
     # the read under control_dependencies([train]) sees the update: w - 0.1 * x^T (relu active everywhere)
     np.testing.assert_allclose(total, (np.ones((3, 2)) - 0.1 * xv.T @ np.ones((1, 2))).sum(), rtol=1e-6)
+
+
+def test_a_plan_that_runs_again_is_compiled_and_behaves_the_same():
+    """Straight-line code from the second run on: same values and variables, same errors naming the node."""
+    from tensorfleet import scheduling
+
+    rng = np.random.default_rng(7)
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    w = tf.Variable(rng.standard_normal((4, 3)).astype(np.float32), name="w")
+    y = tf.nn.relu(tf.matmul(x, w) + tf.constant([0.5, -0.5, 0.0]))
+    top, idx = tf.nn.top_k(y, k=2)                      # a kernel with two outputs
+    loss = tf.reduce_sum(top)
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    bad = tf.reshape(x, [3, 3], name="bad_reshape")
+    compiled = []
+    real = scheduling.compile_sequential
+    executor.compile_sequential = lambda steps: compiled.append(len(steps)) or real(steps)
+    try:
+        with tf.Session() as loop_s, tf.Session() as s:
+            loop_s.run(w.initializer)
+            s.run(w.initializer)
+            for i in range(4):
+                xv = rng.standard_normal((5, 4)).astype(np.float32)
+                ref = loop_s.run([top, idx, loss], {x: xv})
+                oracle = loop_s._plan((top, idx, loss), (x,), ())
+                oracle._compiled, oracle._runs_uncompiled = None, 0  # keep `loop_s` on the loop: the oracle
+                got = s.run([top, idx, loss], {x: xv})
+                for a, b in zip(got, ref):
+                    np.testing.assert_array_equal(a, b)
+                assert (s._plan((top, idx, loss), (x,), ())._compiled is not None) == (i >= 1)
+            for _ in range(3):  # a training plan too: the variable ends up the same
+                xv = rng.standard_normal((5, 4)).astype(np.float32)
+                loop_s.run(train, {x: xv})
+                s.run(train, {x: xv})
+            np.testing.assert_array_equal(s.run(w), loop_s.run(w))
+            for _ in range(3):  # failing runs of a compiled plan still name the node
+                with pytest.raises(tf.errors.InvalidArgumentError, match="bad_reshape"):
+                    s.run(bad, {x: np.ones((2, 4), np.float32)})
+    finally:
+        executor.compile_sequential = real
+    assert compiled and all(n > 0 for n in compiled)

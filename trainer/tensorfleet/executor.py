@@ -46,7 +46,8 @@ from .kernels import KernelContext, ResourceStore, lookup
 from .kernels.core_kernels import variable as _read_variable
 from .kernels.gpu_memory import is_oom
 from .kernels.transfer_kernels import CopyNode, copy_kernel, copy_node_name
-from .scheduling import _run_steps, _run_steps_releasing, _StepFailed, cost, independent_pairs, run_concurrent
+from .scheduling import (COMPILE_MAX_STEPS, _run_steps, _run_steps_releasing, _StepFailed, compile_sequential,
+                         cost, independent_pairs, run_concurrent)
 
 #: same-device expensive nodes are run concurrently only if both cost at least this many multiply-adds
 OFFLOAD_MIN_COST = 1 << 24
@@ -322,6 +323,8 @@ class ExecutionPlan:
         self._fast = [(fn, ctx, ins, outs[0] if len(outs) == 1 else (None if not outs else outs))
                       for fn, ctx, ins, outs, _, _ in steps]
         self._fast_seq = self._with_releases(self._fast)
+        self._compiled = None  # compile_sequential(self._fast_seq), made when the plan runs a second time
+        self._runs_uncompiled = 0
         self._segments = self._device_segments()
         self._single_segment = len(self._segments) == 1
         self._device0 = self._segments[0][2]
@@ -480,7 +483,14 @@ class ExecutionPlan:
         elif self._single_segment:
             try:
                 if sequential:
-                    _run_steps_releasing(self._fast_seq, vals)
+                    compiled = self._compiled
+                    if compiled is not None:
+                        compiled(vals)
+                    else:
+                        _run_steps_releasing(self._fast_seq, vals)
+                        self._runs_uncompiled += 1
+                        if self._runs_uncompiled == 2 and len(self._fast_seq) <= COMPILE_MAX_STEPS:
+                            self._compiled = compile_sequential(self._fast_seq)  # a plan that runs again
                 else:  # the first run of a plan to profile: keep every value, the profile reads their shapes
                     _run_steps(self._fast, vals)
             except _StepFailed as f:

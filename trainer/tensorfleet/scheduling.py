@@ -102,6 +102,51 @@ def _run_steps_releasing(steps, vals) -> None:
         raise _StepFailed(step, e) from None
 
 
+#: plans with more sequential steps than this keep the loop (compiling them would cost more than it saves)
+COMPILE_MAX_STEPS = 2000
+
+
+def compile_sequential(steps):
+    """`run(vals)` doing exactly what `_run_steps_releasing(steps, vals)` does, as straight-line code.
+
+    A plan's steps never change, so a plan that runs again is turned once into
+    one Python function with a line per kernel call: the loop's per-step
+    unpacking and branching go away (1-2 us a step when the interpreter's data
+    is cold after large kernels; +1 to 1.5% on the MLP training step). The
+    source is built from slot numbers and fixed names only; kernels, contexts
+    and gatherers are bound through the function's namespace, never as text, so
+    nothing of a graph (names, attributes, values) reaches the compiler.
+    Arguments still go through one tuple (`owns` is calibrated on that).
+    """
+    ns = {"_StepFailed": _StepFailed, "steps": steps}
+    lines = ["def run(vals):", "    i = 0", "    try:"]
+    for k, (fn, ctx, get, out, before, after) in enumerate(steps):
+        ns[f"f{k}"], ns[f"c{k}"], ns[f"g{k}"] = fn, ctx, get
+        if get.__class__ is int:
+            args = f"(c{k}, vals[{int(get)}])"
+        elif get is None:
+            args = f"(c{k},)"
+        else:
+            args = f"(c{k},) + g{k}(vals)"
+        body = [f"i = {k}", f"args = {args}"]
+        body += [f"vals[{int(s)}] = None" for s in before or ()]
+        if out.__class__ is int:
+            body.append(f"vals[{int(out)}] = f{k}(*args)")
+        elif out is None:
+            body.append(f"f{k}(*args)")
+        else:
+            body.append(f"r = f{k}(*args)")
+            body += [f"vals[{int(s)}] = r[{j}]" for j, s in enumerate(out)]
+            body.append("r = None")
+        body.append("args = None")
+        body += [f"vals[{int(s)}] = None" for s in after or ()]
+        lines += ["        " + b for b in body]
+    lines += ["        pass", "    except BaseException as e:  # noqa: BLE001",
+              "        raise _StepFailed(steps[i], e) from None"]
+    exec(compile("\n".join(lines), "<tensorfleet sequential plan>", "exec"), ns)  # noqa: S102 (see above)
+    return ns["run"]
+
+
 def _pool_task(step, i, vals, done_q, cancel) -> None:
     if cancel.is_set:
         done_q.put((i, _Cancelled(), 0.0))
