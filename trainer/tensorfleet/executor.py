@@ -18,7 +18,9 @@ Two ways to run a plan, chosen once per plan:
   variable updates after everything independent of them (gradients, then
   updates); Const values are computed once and pre-filled; a consumer's own
   variable reads are gathered with its inputs; each value is dropped after its
-  last reader, so kernels may reuse dead buffers (`kernels.registry.owns`).
+  last reader, so kernels may reuse dead buffers (`kernels.registry.owns`). A plan
+  that runs a second time is compiled into straight-line code
+  (`scheduling.compile_sequential`).
 - concurrent (dependency counting): the caller thread schedules; ready cheap nodes
   run inline; when two or more expensive nodes (MatMul, Conv, large elementwise)
   are ready, all but one go to the inter-op pool of their device. Used when
