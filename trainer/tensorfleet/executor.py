@@ -5,7 +5,7 @@ session). Building prunes the graph to the needed ops (topological order),
 places them (`placement.Placer`), inserts a copy node on every edge that crosses
 devices (`kernels.transfer_kernels`), binds each node to the kernel of its
 device type with a `KernelContext` whose `xp` is its device's array module (on
-real GPUs shape arithmetic stays on the host, `_gpu_host_memory`), and
+real GPUs shape arithmetic stays on the host, `device_steps.gpu_host_memory`), and
 precomputes integer value slots, consumer lists and initial pending counts
 (data and control inputs).
 
@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import threading
 import time
-from operator import itemgetter
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -48,8 +48,10 @@ from .kernels import KernelContext, ResourceStore, lookup
 from .kernels.core_kernels import variable as _read_variable
 from .kernels.gpu_memory import is_oom
 from .kernels.transfer_kernels import CopyNode, copy_kernel, copy_node_name
-from .scheduling import (COMPILE_MAX_STEPS, _run_steps, _run_steps_releasing, _StepFailed, compile_sequential,
-                         cost, independent_pairs, run_concurrent)
+from .device_steps import checked_outputs, gpu_host_memory, on_cuda_device, use_cuda_device
+from .plan_order import prune
+from .scheduling import (COMPILE_MAX_STEPS, _gather_with_reads, _run_steps, _run_steps_releasing, _StepFailed,
+                         compile_sequential, cost, independent_pairs, run_concurrent)
 
 #: same-device expensive nodes are run concurrently only if both cost at least this many multiply-adds
 OFFLOAD_MIN_COST = 1 << 24
@@ -99,101 +101,6 @@ def statistics() -> ExecutorStatistics:
                                   c.max_ready, all_queue_depth(), tuple(sorted(c.device_seconds.items())))
 
 
-def prune(fetch_ops: Sequence[Operation], fed: set) -> list:
-    """Ops needed to compute `fetch_ops`, in topological order; fed tensors cut the walk."""
-    order: list[Operation] = []
-    state: dict[Operation, int] = {}  # 1 = on stack, 2 = done
-    for root in fetch_ops:
-        if state.get(root) == 2:
-            continue
-        stack = [(root, False)]
-        while stack:
-            op, expanded = stack.pop()
-            if expanded:
-                state[op] = 2
-                order.append(op)
-                continue
-            if state.get(op):
-                continue
-            state[op] = 1
-            stack.append((op, True))
-            for c in reversed(op._control_inputs):
-                if not state.get(c):
-                    stack.append((c, False))
-            for t in reversed(op._inputs):
-                if t not in fed and not state.get(t._op):
-                    stack.append((t._op, False))
-    return _hoist_shape_reads(_sink_updates(order, fed))
-
-
-#: op types that write a variable: the sequential order runs them as late as the graph allows
-_UPDATE_PREFIXES = ("Apply", "Assign", "Scatter")
-
-
-def _sink_updates(order: list, fed: set) -> list:
-    """A topological order that runs variable updates only when nothing else is ready.
-
-    Like hand-written training code (all gradients, then all updates): a gradient
-    is consumed while its producer's other outputs are still in cache (a bias
-    gradient no longer waits behind a weight update streaming megabytes), and
-    more updates find no reader holding their variable, so they go in place.
-    Dependencies (data and control) are all kept; only the order among
-    independent nodes changes, which TF1 leaves unspecified too.
-    """
-    if not any(op.type.startswith(_UPDATE_PREFIXES) for op in order):
-        return order
-    import heapq
-
-    index = {op: i for i, op in enumerate(order)}
-    pending = [0] * len(order)
-    consumers: list = [[] for _ in order]
-    for i, op in enumerate(order):
-        deps = {index[t._op] for t in op._inputs if t not in fed and t._op in index}
-        deps.update(index[c] for c in op._control_inputs if c in index)
-        pending[i] = len(deps)
-        for j in deps:
-            consumers[j].append(i)
-    is_update = [op.type.startswith(_UPDATE_PREFIXES) for op in order]
-    ready = [[], []]  # heaps of indices: other nodes, updates
-    for i, n in enumerate(pending):
-        if not n:
-            heapq.heappush(ready[is_update[i]], i)
-    out = []
-    while ready[0] or ready[1]:
-        i = heapq.heappop(ready[0] if ready[0] else ready[1])
-        out.append(order[i])
-        for j in consumers[i]:
-            pending[j] -= 1
-            if not pending[j]:
-                heapq.heappush(ready[is_update[j]], j)
-    return out
-
-
-#: ops that read only the shape of their input: run them right after it is produced
-_SHAPE_READERS = frozenset({"Shape", "Size", "Rank", "NnShape"})
-
-
-def _hoist_shape_reads(order: list) -> list:
-    """Moves shape-only readers (e.g. the `tf.shape(x)` of a broadcasting gradient) right after their
-    input's producer, as a ready-queue executor would run them, so that `x` itself can be dropped
-    after its last real reader instead of living until the backward pass."""
-    produced = set(order)
-    hoisted = {op for op in order if op.type in _SHAPE_READERS and not op._control_inputs
-               and len(op._inputs) == 1 and op._inputs[0]._op in produced}
-    if not hoisted:
-        return order
-    after: dict = {}
-    for op in order:
-        if op in hoisted:
-            after.setdefault(op._inputs[0]._op, []).append(op)
-    out = []
-    for op in order:
-        if op not in hoisted:
-            out.append(op)
-            out.extend(after.get(op, ()))
-    return out
-
-
 class _HostDevice:
     """The device of a plan built without placement: CPU:0 with numpy."""
 
@@ -236,7 +143,7 @@ class ExecutionPlan:
         copies: dict = {}  # (tensor, fed, device name) -> step index
         steps: list = []   # (fn, ctx, ins, outs, node, device)
         preds: list = []   # per step: set of predecessor step indices
-        host_slots: set = set()  # slots of host (numpy) values on real GPUs: see _gpu_host_memory
+        host_slots: set = set()  # slots of host (numpy) values on real GPUs: see gpu_host_memory
 
         def source(t: Tensor, dev):
             """(slot, predecessor step or None) to read tensor `t` on device `dev`, inserting a copy if needed."""
@@ -295,10 +202,10 @@ class ExecutionPlan:
                 ins[k] = rslot
             mem = dev.memory
             if mem is not None and mem.check_outputs:
-                fn = _checked_outputs(fn, mem)
+                fn = checked_outputs(fn, mem)
             xp = dev.xp
             if dev.cuda_id is not None:
-                fn, xp = _gpu_host_memory(op, fn, ins, host_slots, xp)
+                fn, xp = gpu_host_memory(op, fn, ins, host_slots, xp)
                 if xp is np:
                     host_slots.update(slot[("out", o)] for o in op._outputs)
             ctx = KernelContext(op=op, xp=xp, resources=resources, device=dev.name, attrs=dict(op.attrs))
@@ -334,7 +241,7 @@ class ExecutionPlan:
         cuda_ids = {d.cuda_id for d in self.step_devices if d.cuda_id is not None}
         self._cuda_id = next(iter(cuda_ids)) if len(cuda_ids) == 1 else None
         if len(cuda_ids) > 1:
-            self._fast = [_on_cuda_device(st, d.cuda_id) if d.cuda_id is not None else st
+            self._fast = [on_cuda_device(st, d.cuda_id) if d.cuda_id is not None else st
                           for st, d in zip(self._fast, self.step_devices)]
         # -- dependency counting
         n = len(steps)
@@ -360,7 +267,8 @@ class ExecutionPlan:
         """Sequential steps (fn, ctx, get, out, before, after) with the slots to drop around each.
 
         `get` gathers the inputs from the value list: None (no inputs), an int (one
-        slot) or an `operator.itemgetter` (several). `before`: inputs this step reads
+        slot), an `operator.itemgetter` (several) or a gatherer that also reads the
+        consumer's variables from the store (`scheduling._gather_with_reads`). `before`: inputs this step reads
         last; they are dropped before the kernel runs, so the kernel holds the only
         reference and may reuse the buffer (`kernels.registry.owns`). `after`:
         outputs nobody reads. Fetched values are never dropped.
@@ -470,7 +378,7 @@ class ExecutionPlan:
                 return out
         t0 = time.perf_counter()
         if self._cuda_id is not None:
-            _use_cuda_device(self._cuda_id)
+            use_cuda_device(self._cuda_id)
         sequential = trace is None and not self.concurrent and self._single_segment and not self._profile_first_run
         if sequential:
             vals = (self._prefilled or self._prefill()).copy()
@@ -589,112 +497,5 @@ class ExecutionPlan:
             ds = c.device_seconds
             for d, s in per_dev:
                 ds[d] = ds.get(d, 0.0) + s
-
-
-def _gather_with_reads(ins, reads: dict, resources: ResourceStore):
-    """An input gatherer for `_run_steps_releasing` that reads some inputs straight from the variable store.
-
-    `reads` maps input positions to VariableV2 ops. The read happens when the
-    consumer is about to run (TF1 ref semantics, as the separate read step did),
-    and an uninitialized variable raises FailedPreconditionError naming it.
-    """
-    variables = resources.variables  # the store's dict: never replaced, only updated
-
-    def missing(name):
-        var_op = next(op for op in reads.values() if op.name == name)
-        try:
-            resources.read(name, name)
-        except errors.OpError as e:
-            e._op = var_op
-            raise
-
-    if len(ins) == 2 and len(reads) == 1:  # the usual cases (x @ W, h + b, d @ W.T): no loop
-        ((k, var_op),) = reads.items()
-        name, other = var_op.name, ins[1 - k]
-        if k == 0:
-            return lambda vals: (variables[name] if name in variables else missing(name), vals[other])
-        return lambda vals: (vals[other], variables[name] if name in variables else missing(name))
-    plan = tuple((None if k not in reads else reads[k].name, s) for k, s in enumerate(ins))
-
-    def read(name):
-        return variables[name] if name in variables else missing(name)
-
-    return lambda vals: tuple([vals[s] if n is None else read(n) for n, s in plan])
-
-
-#: ops whose kernels return host (numpy) values on any device: they read only their input's shape
-_HOST_OUTPUT_OPS = frozenset({"Shape", "Size", "Rank", "NnShape"})
-
-
-def _gpu_host_memory(op, fn, ins, host_slots: set, gpu_xp):
-    """(kernel, array module) of `op` on a real GPU, keeping shape arithmetic on the host (TF's int32 rule).
-
-    Shape/Size/Rank return host arrays: a device copy would cost a device->host sync wherever a shape is
-    read back (Reshape, Fill, broadcasting gradients). Like TF's int32 GPU kernels (HostMemory) and its
-    int32 Const on GPUs, integer ops whose data inputs are all such host values (`tf.shape(x)[0] * 2`,
-    `tf.stack([n, -1])`) and int32 constants run on the host with numpy, so their results stay host
-    values too. Any other kernel gets its host inputs uploaded (cupy rejects numpy operands), except
-    those it reads on the host (`registry.host_inputs`: shapes, sizes).
-    """
-    host_in = [k for k, s in enumerate(ins) if s in host_slots]
-    integer = bool(op._outputs) and all(o.dtype.is_integer for o in op._outputs) and not op.op_def.stateful
-    if op.type in _HOST_OUTPUT_OPS or (integer and (len(host_in) == len(ins) > 0 or (
-            op.type == "Const" and op._outputs[0].dtype.np_dtype == np.int32))):
-        return fn, np
-    upload = tuple(k for k in host_in if k not in getattr(fn, "host_inputs", ()))
-    return (_uploading(fn, upload, gpu_xp) if upload else fn), gpu_xp
-
-
-def _uploading(fn, upload: tuple, xp):
-    """`fn` with inputs `upload` (host values) copied to the device first; the same host array (an int32
-    constant) is uploaded once."""
-    last: dict = {}
-
-    def uploaded(ctx, *args):
-        args = list(args)
-        for k in upload:
-            host = args[k]
-            cached = last.get(k)
-            if cached is None or cached[0] is not host:
-                cached = last[k] = (host, xp.asarray(host))
-            args[k] = cached[1]
-        return fn(ctx, *args)
-
-    return uploaded
-
-
-def _checked_outputs(fn, mem):
-    """Wraps a kernel on a simulated, capped GPU: an output over the memory cap fails like the real pool."""
-
-    def checked(ctx, *args):
-        r = fn(ctx, *args)
-        for v in (r if isinstance(r, tuple) else (r,)):
-            nbytes = getattr(v, "nbytes", 0)
-            if nbytes:
-                mem.check_request(nbytes, ctx.op)
-        return r
-
-    return checked
-
-
-def _on_cuda_device(step, cuda_id):
-    fn, ctx, ins, out = step
-    from .kernels.backend import cupy_module
-
-    dev = cupy_module().cuda.Device(cuda_id)
-
-    def on_device(c, *args):
-        with dev:
-            return fn(c, *args)
-
-    return on_device, ctx, ins, out
-
-
-def _use_cuda_device(cuda_id: int) -> None:
-    from .kernels.backend import cupy_module
-
-    cp = cupy_module()
-    if cp.cuda.runtime.getDevice() != cuda_id:
-        cp.cuda.runtime.setDevice(cuda_id)
 
 

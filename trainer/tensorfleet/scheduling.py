@@ -17,6 +17,9 @@ from typing import Optional
 
 import numpy as np
 
+from . import errors
+from .kernels import ResourceStore
+
 
 class _Cancelled(Exception):
     pass
@@ -100,6 +103,37 @@ def _run_steps_releasing(steps, vals) -> None:
                     vals[s] = None
     except BaseException as e:  # noqa: BLE001
         raise _StepFailed(step, e) from None
+
+
+def _gather_with_reads(ins, reads: dict, resources: ResourceStore):
+    """An input gatherer for `_run_steps_releasing` that reads some inputs straight from the variable store.
+
+    `reads` maps input positions to VariableV2 ops. The read happens when the
+    consumer is about to run (TF1 ref semantics, as the separate read step did),
+    and an uninitialized variable raises FailedPreconditionError naming it.
+    """
+    variables = resources.variables  # the store's dict: never replaced, only updated
+
+    def missing(name):
+        var_op = next(op for op in reads.values() if op.name == name)
+        try:
+            resources.read(name, name)
+        except errors.OpError as e:
+            e._op = var_op
+            raise
+
+    if len(ins) == 2 and len(reads) == 1:  # the usual cases (x @ W, h + b, d @ W.T): no loop
+        ((k, var_op),) = reads.items()
+        name, other = var_op.name, ins[1 - k]
+        if k == 0:
+            return lambda vals: (variables[name] if name in variables else missing(name), vals[other])
+        return lambda vals: (vals[other], variables[name] if name in variables else missing(name))
+    plan = tuple((None if k not in reads else reads[k].name, s) for k, s in enumerate(ins))
+
+    def read(name):
+        return variables[name] if name in variables else missing(name)
+
+    return lambda vals: tuple([vals[s] if n is None else read(n) for n, s in plan])
 
 
 #: plans with more sequential steps than this keep the loop (compiling them would cost more than it saves)
