@@ -2,7 +2,6 @@
 import importlib.util
 import os
 
-import pytest
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 
@@ -14,24 +13,7 @@ def _load(name):
     return module
 
 
-def _require_full_mnist():
-    """The full MNIST set must be fetched (`make test` does it): fail, saying how,
-    unless TENSORFLEET_ALLOW_MISSING_DATA=1 (then skip)."""
-    from tensorfleet.datasets import MissingDataError, find_mnist_dir
-
-    try:
-        return find_mnist_dir()
-    except MissingDataError as e:
-        msg = ("the full MNIST set is not fetched: run `make install` or "
-               "`python -m tensorfleet.datasets fetch` (or set "
-               "TENSORFLEET_ALLOW_MISSING_DATA=1 to skip this test)\n%s" % e)
-    if os.environ.get("TENSORFLEET_ALLOW_MISSING_DATA") == "1":
-        pytest.skip(msg)
-    pytest.fail(msg, pytrace=False)
-
-
-def test_mnist_softmax_reaches_90_percent_on_full_mnist_and_checkpoints(tmp_path, capsys):
-    _require_full_mnist()
+def test_mnist_softmax_reaches_90_percent_on_full_mnist_and_checkpoints(tmp_path, capsys, full_mnist_dir):
     acc = _load("mnist_softmax").main(["--steps", "1000", "--checkpoint-dir", str(tmp_path)])
     out = capsys.readouterr().out
     # the issue's target; TF's tutorial gets ~0.92 with this script (0.916-0.920 here

@@ -34,19 +34,6 @@ MNIST_TRAIN_COUNTS = [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949
 MNIST_TEST_COUNTS = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
 
 
-def require_full_mnist():
-    """Directory of the fetched full MNIST set; fail (or skip, if allowed) without it."""
-    try:
-        return datasets.find_mnist_dir()
-    except datasets.MissingDataError as e:
-        msg = ("the full MNIST set is not fetched: run `make install` or "
-               "`python -m tensorfleet.datasets fetch` (or set "
-               "TENSORFLEET_ALLOW_MISSING_DATA=1 to skip these tests)\n%s" % e)
-    if os.environ.get("TENSORFLEET_ALLOW_MISSING_DATA") == "1":
-        pytest.skip(msg)
-    pytest.fail(msg, pytrace=False)
-
-
 def _same_rows(a, b):
     """True if a and b hold the same multiset of rows."""
     a = np.ascontiguousarray(a, dtype=np.int64)
@@ -660,9 +647,9 @@ def test_fetch_download_failure(tmp_path, monkeypatch, offline, no_default_data)
 
 # ------------------------------------------------------------------ full MNIST
 @pytest.fixture(scope="module")
-def full_raw():
+def full_raw(full_mnist_dir):
     """The fetched IDX files, read by an independent np.fromfile at fixed offsets."""
-    directory = require_full_mnist()
+    directory = full_mnist_dir
 
     def raw(name, offset):
         return np.fromfile(directory / name, dtype=np.uint8, offset=offset)
