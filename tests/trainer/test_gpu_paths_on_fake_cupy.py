@@ -436,11 +436,12 @@ def test_cuda_graph_replay_falls_back_cleanly_when_capture_fails(gpu):
     """A kernel that syncs with the host cannot be captured: the plan runs normally, with the same results."""
     x = tf.placeholder(tf.float32, [8, 4], name="x")
     w = tf.Variable(np.eye(4, 3, dtype=np.float32), name="w")
-    ids = tf.placeholder(tf.int32, [8], name="ids")
-    loss = tf.reduce_sum(tf.gather(tf.matmul(x, w), ids))  # GatherV2 checks its indices on the host
+    ids = tf.placeholder(tf.int32, [8, 2], name="ids")
+    loss = tf.reduce_sum(tf.gather_nd(tf.matmul(x, w), ids))  # GatherNd reads its indices on the host
     step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
     rng = np.random.default_rng(7)
-    steps = [([loss, step], {x: rng.standard_normal((8, 4)).astype(np.float32), ids: rng.integers(0, 8, 8)})
+    steps = [([loss, step], {x: rng.standard_normal((8, 4)).astype(np.float32),
+                             ids: np.stack([rng.integers(0, 8, 8), rng.integers(0, 3, 8)], axis=1)})
              for _ in range(4)]
     replays = {}
     cfg = tf.ConfigProto()
@@ -450,3 +451,40 @@ def test_cuda_graph_replay_falls_back_cleanly_when_capture_fails(gpu):
     _assert_same(gpu_out, _run_steps(steps, False)[0])
     r = replays["r"]
     assert r.disabled and r.captures == 0 and "capturing" in str(r.last_error)
+
+
+@pytest.mark.parametrize("kind", ["gather", "gather-axis1", "embedding"])
+def test_gather_on_gpu_needs_no_host_sync_and_gives_zeros_for_bad_indices_like_tf(gpu, kind):
+    """TF's GPU gather does not check indices (a device->host sync per step): out-of-range ones give zeros."""
+    params = tf.Variable(np.arange(24, dtype=np.float32).reshape(4, 6) / 10, name="params")
+    ids = tf.placeholder(tf.int32, [None], name="ids")
+    if kind == "embedding":
+        out = tf.nn.embedding_lookup(params, ids)
+    else:
+        out = tf.gather(params, ids, axis=1 if kind == "gather-axis1" else 0)
+    loss = tf.reduce_sum(out * out)
+    (grad,) = tf.gradients(loss, [params])
+    good = {ids: np.array([3, 0, 3, 1], np.int32)}
+    _on_gpu_vs_cpu([([out, grad], good)])
+    assert _steady_state_traffic([loss, grad], good) == {("h2d", "set"): 1, ("d2h", "get"): 2}
+    bad = np.array([1, -1, 9, 2], np.int32)
+    with tf.Session() as s:
+        s.run(params.initializer)
+        ov, gv = s.run([out, grad], {ids: bad})
+    pv = np.arange(24, dtype=np.float32).reshape(4, 6) / 10
+    axis = 1 if kind == "gather-axis1" else 0
+    ok = (bad >= 0) & (bad < pv.shape[axis])
+    expect = np.take(pv, np.where(ok, bad, 0), axis=axis)
+    expect = np.where(ok[None, :] if axis else ok[:, None], expect, 0)
+    np.testing.assert_array_equal(ov, expect)
+    expect_grad = np.zeros_like(pv)
+    for k, i in enumerate(bad):
+        if ok[k]:
+            if axis:
+                expect_grad[:, i] += 2 * expect[:, k]
+            else:
+                expect_grad[i] += 2 * expect[k]
+    np.testing.assert_allclose(gv, expect_grad, rtol=1e-6)
+    with tf.Session(config=_config(False)) as s, pytest.raises(tf.errors.InvalidArgumentError, match="not in"):
+        s.run(params.initializer)
+        s.run(out, {ids: bad})  # the CPU checks, as TF's CPU kernel does

@@ -119,19 +119,42 @@ def _check_indices(ctx, indices, n):
                                                         f"[0, {n})")
 
 
+def take_unchecked(xp, params, indices, axis):
+    """`take` along `axis` with TF's GPU rule for bad indices: a zero row, no error.
+
+    TF's GPU gather does not check indices (that would be a device->host sync per
+    step): an out-of-range index gives zeros. Used when `xp` is not numpy.
+    """
+    n = params.shape[axis]
+    valid = (indices >= 0) & (indices < n)
+    out = xp.take(params, xp.where(valid, indices, 0), axis=axis)
+    mask = valid.reshape((1,) * axis + valid.shape + (1,) * (params.ndim - axis - 1))
+    return xp.where(mask, out, xp.zeros((), dtype=out.dtype))
+
+
 @register_kernel("GatherV2")
 def gather(ctx, params, indices):
     axis = ctx.attrs["axis"]
+    if ctx.xp is not np:
+        return take_unchecked(ctx.xp, params, indices, axis)
     _check_indices(ctx, indices, params.shape[axis])
-    return ctx.xp.take(params, indices, axis=axis)
+    return np.take(params, indices, axis=axis)
 
 
 @register_kernel("GatherGrad")
 def gather_grad(ctx, grad, indices, params):
-    """Dense scatter-add of grad rows into zeros shaped like params (repeated indices accumulate)."""
+    """Dense scatter-add of grad rows into zeros shaped like params (repeated indices accumulate).
+
+    On a GPU, rows of out-of-range indices (zeros in the forward pass) add nothing.
+    """
     xp = ctx.xp
     axis = ctx.attrs["axis"]
     out = xp.zeros(params.shape, dtype=grad.dtype)
+    if xp is not np:
+        valid = (indices >= 0) & (indices < params.shape[axis])
+        indices = xp.where(valid, indices, 0)
+        mask = valid.reshape((1,) * axis + valid.shape + (1,) * (params.ndim - axis - 1))
+        grad = xp.where(mask, grad, xp.zeros((), dtype=grad.dtype))
     if axis == 0 and indices.ndim == 1:
         xp.add.at(out, indices, grad)
     else:

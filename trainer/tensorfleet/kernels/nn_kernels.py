@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import errors
 from ..ops.random_seed import rng_for
+from .array_kernels import take_unchecked
 from .registry import owns, register_kernel
 
 
@@ -304,8 +305,10 @@ def _check_ids(ctx, ids, limit):
 
 @register_kernel("NnGather")
 def gather(ctx, params, ids):
+    if ctx.xp is not np:  # TF's GPU rule: zeros for bad ids, no per-step device->host check
+        return take_unchecked(ctx.xp, params, ids, 0)
     _check_ids(ctx, ids, params.shape[0])
-    return ctx.xp.take(params, ids, axis=0)
+    return np.take(params, ids, axis=0)
 
 
 @register_kernel("NnGatherGrad")
@@ -314,6 +317,11 @@ def gather_grad(ctx, grad, ids, params):
     out = xp.zeros(params.shape, dtype=grad.dtype)
     flat_ids = ids.reshape(-1)
     flat_grad = grad.reshape((flat_ids.shape[0],) + params.shape[1:])
+    if xp is not np:  # the forward gave zeros for bad ids (TF's GPU rule): their rows add nothing
+        valid = (flat_ids >= 0) & (flat_ids < params.shape[0])
+        flat_ids = xp.where(valid, flat_ids, 0)
+        flat_grad = xp.where(valid.reshape((-1,) + (1,) * (params.ndim - 1)), flat_grad,
+                             xp.zeros((), dtype=flat_grad.dtype))
     add_at = getattr(xp, "add").at if hasattr(getattr(xp, "add"), "at") else None
     if add_at is None:  # older cupy
         import cupyx
