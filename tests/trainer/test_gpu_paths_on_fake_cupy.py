@@ -436,12 +436,13 @@ def test_cuda_graph_replay_falls_back_cleanly_when_capture_fails(gpu):
     """A kernel that syncs with the host cannot be captured: the plan runs normally, with the same results."""
     x = tf.placeholder(tf.float32, [8, 4], name="x")
     w = tf.Variable(np.eye(4, 3, dtype=np.float32), name="w")
-    ids = tf.placeholder(tf.int32, [8, 2], name="ids")
-    loss = tf.reduce_sum(tf.gather_nd(tf.matmul(x, w), ids))  # GatherNd reads its indices on the host
+    lengths = tf.placeholder(tf.int32, [8], name="lengths")
+    mask = tf.cast(tf.sequence_mask(lengths), tf.float32)  # no maxlen: its width is read back from the device
+    loss = tf.reduce_sum(tf.matmul(x, w) * mask)
     step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
     rng = np.random.default_rng(7)
     steps = [([loss, step], {x: rng.standard_normal((8, 4)).astype(np.float32),
-                             ids: np.stack([rng.integers(0, 8, 8), rng.integers(0, 3, 8)], axis=1)})
+                             lengths: np.r_[3, rng.integers(0, 4, 7)].astype(np.int32)})
              for _ in range(4)]
     replays = {}
     cfg = tf.ConfigProto()
@@ -488,3 +489,29 @@ def test_gather_on_gpu_needs_no_host_sync_and_gives_zeros_for_bad_indices_like_t
     with tf.Session(config=_config(False)) as s, pytest.raises(tf.errors.InvalidArgumentError, match="not in"):
         s.run(params.initializer)
         s.run(out, {ids: bad})  # the CPU checks, as TF's CPU kernel does
+
+
+def test_gather_nd_on_gpu_needs_no_host_sync_and_gives_zeros_for_bad_rows_like_tf(gpu):
+    params = tf.Variable(np.arange(24, dtype=np.float32).reshape(4, 3, 2) / 10, name="params")
+    idx = tf.placeholder(tf.int32, [None, 2], name="idx")
+    out = tf.gather_nd(params, idx)
+    loss = tf.reduce_sum(out * out)
+    (grad,) = tf.gradients(loss, [params])
+    good = {idx: np.array([[3, 2], [0, 0], [3, 2]], np.int32)}
+    _on_gpu_vs_cpu([([out, grad], good)])
+    assert _steady_state_traffic([loss, grad], good) == {("h2d", "set"): 1, ("d2h", "get"): 2}
+    bad = np.array([[1, 2], [4, 0], [0, -1], [2, 1]], np.int32)
+    with tf.Session() as s:
+        s.run(params.initializer)
+        ov, gv = s.run([out, grad], {idx: bad})
+    pv = np.arange(24, dtype=np.float32).reshape(4, 3, 2) / 10
+    ok = np.array([True, False, False, True])
+    expect = np.where(ok[:, None], pv[np.where(ok, bad[:, 0], 0), np.where(ok, bad[:, 1], 0)], 0)
+    np.testing.assert_array_equal(ov, expect)
+    expect_grad = np.zeros_like(pv)
+    for k in np.nonzero(ok)[0]:
+        expect_grad[bad[k, 0], bad[k, 1]] += 2 * expect[k]
+    np.testing.assert_allclose(gv, expect_grad, rtol=1e-6)
+    with tf.Session(config=_config(False)) as s, pytest.raises(tf.errors.InvalidArgumentError, match="does not index"):
+        s.run(params.initializer)
+        s.run(out, {idx: bad})  # the CPU checks, as TF's CPU kernel does

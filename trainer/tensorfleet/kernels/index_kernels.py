@@ -31,8 +31,25 @@ def _nd_index(ctx, params_shape, indices):
     return tuple(indices[..., j] for j in range(m))
 
 
+def _nd_index_unchecked(xp, params, indices):
+    """(index arrays, valid mask) for params[...] on a GPU: TF's GPU rule, no check (it would be a
+    device->host sync per step); a row of out-of-range indices reads index 0 and is masked by `valid`."""
+    m = indices.shape[-1]
+    cols = [indices[..., j] for j in range(m)]
+    valid = None
+    for col, bound in zip(cols, params.shape):  # Python-int bounds: nothing to upload
+        ok = (col >= 0) & (col < bound)
+        valid = ok if valid is None else valid & ok
+    mask = valid.reshape(valid.shape + (1,) * (params.ndim - m))
+    return tuple(xp.where(valid, col, 0) for col in cols), mask
+
+
 @register_kernel("GatherNd")
 def gather_nd(ctx, params, indices):
+    xp = ctx.xp
+    if xp is not np and 0 < indices.shape[-1] <= params.ndim:  # TF's GPU rule: zeros for bad rows
+        index, valid = _nd_index_unchecked(xp, params, indices)
+        return xp.where(valid, params[index], xp.zeros((), dtype=params.dtype))
     return params[_nd_index(ctx, params.shape, indices)]
 
 
@@ -40,6 +57,10 @@ def gather_nd(ctx, params, indices):
 def gather_nd_grad(ctx, grad, indices, params):
     xp = ctx.xp
     out = xp.zeros(params.shape, dtype=grad.dtype)
+    if xp is not np and 0 < indices.shape[-1] <= params.ndim:  # bad rows (zeros forward) add nothing
+        index, valid = _nd_index_unchecked(xp, params, indices)
+        xp.add.at(out, index, xp.where(valid, grad, xp.zeros((), dtype=grad.dtype)))
+        return out
     xp.add.at(out, _nd_index(ctx, params.shape, indices), grad)
     return out
 
