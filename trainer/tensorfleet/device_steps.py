@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-#: ops whose kernels return host (numpy) values on any device: they read only their input's shape
-_HOST_OUTPUT_OPS = frozenset({"Shape", "Size", "Rank", "NnShape"})
+from .plan_order import SHAPE_READERS  # their kernels return host values on any device
 
 
 def gpu_host_memory(op, fn, ins, host_slots: set, gpu_xp):
@@ -27,7 +25,7 @@ def gpu_host_memory(op, fn, ins, host_slots: set, gpu_xp):
     """
     host_in = [k for k, s in enumerate(ins) if s in host_slots]
     integer = bool(op._outputs) and all(o.dtype.is_integer for o in op._outputs) and not op.op_def.stateful
-    if op.type in _HOST_OUTPUT_OPS or (integer and (len(host_in) == len(ins) > 0 or (
+    if op.type in SHAPE_READERS or (integer and (len(host_in) == len(ins) > 0 or (
             op.type == "Const" and op._outputs[0].dtype.np_dtype == np.int32))):
         return fn, np
     upload = tuple(k for k in host_in if k not in getattr(fn, "host_inputs", ()))

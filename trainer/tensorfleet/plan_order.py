@@ -83,8 +83,8 @@ def _sink_updates(order: list, fed: set) -> list:
     return out
 
 
-#: ops that read only the shape of their input: run them right after it is produced
-_SHAPE_READERS = frozenset({"Shape", "Size", "Rank", "NnShape"})
+#: ops that read only the shape of their input: run right after it is produced; host values on a GPU
+SHAPE_READERS = frozenset({"Shape", "Size", "Rank", "NnShape"})
 
 
 def _hoist_shape_reads(order: list) -> list:
@@ -92,7 +92,7 @@ def _hoist_shape_reads(order: list) -> list:
     input's producer, as a ready-queue executor would run them, so that `x` itself can be dropped
     after its last real reader instead of living until the backward pass."""
     produced = set(order)
-    hoisted = {op for op in order if op.type in _SHAPE_READERS and not op._control_inputs
+    hoisted = {op for op in order if op.type in SHAPE_READERS and not op._control_inputs
                and len(op._inputs) == 1 and op._inputs[0]._op in produced}
     if not hoisted:
         return order
