@@ -23,7 +23,7 @@ from .config import ConfigProto, RunOptions
 from .config import DeviceStepStats, NodeExecStats
 from .devices import local_devices
 from .graph import Graph, Operation, Tensor, _default_session_stack, get_default_graph
-from .kernels import ResourceStore
+from .kernels import ResourceStore, fp_state
 from .kernels.backend import to_host
 from .executor import ExecutionPlan
 from .placement import Placer, log_placement
@@ -206,7 +206,11 @@ class BaseSession:
         if options is not None and run_metadata is not None and \
                 getattr(options, "trace_level", 0) >= RunOptions.SOFTWARE_TRACE:
             trace = []
-        results = plan.run(feed_values, trace)
+        fp_token = fp_state.enter()  # numpy's floating-point warnings off: TF's kernels make NaN/Inf silently
+        try:
+            results = plan.run(feed_values, trace)
+        finally:
+            fp_state.exit(fp_token)
         if trace is not None:
             _fill_step_stats(run_metadata, trace)
         if mapper is None:
