@@ -12,23 +12,33 @@ bench/run_overhead_errstate.py); other numpy versions fall back to `np.seterr`.
 from __future__ import annotations
 
 import functools
+import importlib
+from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
 __all__ = ["enter", "exit", "quiet_this_thread"]
 
-try:  # numpy >= 2.0: errstate is a context variable holding an "extobj"
-    from numpy._core._ufunc_config import _extobj_contextvar as _VAR
-    from numpy._core._ufunc_config import _make_extobj
 
-    enter = functools.partial(_VAR.set, _make_extobj(all="ignore"))  # C calls only: cheaper than a def
-    exit = _VAR.reset  # noqa: A001
-except (ImportError, AttributeError, TypeError):  # pragma: no cover  (numpy 1.x)
-    def enter():
-        return np.seterr(all="ignore")
+def _seterr_enter() -> Any:
+    return np.seterr(all="ignore")
 
-    def exit(token):  # noqa: A001
-        np.seterr(**token)
+
+def _seterr_exit(token: Any) -> None:
+    np.seterr(**token)
+
+
+def _context_variable() -> Optional[Tuple[Callable[[], Any], Callable[[Any], None]]]:
+    """numpy >= 2.0 keeps the state in a context variable: set it to a prebuilt value (C calls only)."""
+    try:
+        config = importlib.import_module("numpy._core._ufunc_config")
+        var, make = config._extobj_contextvar, config._make_extobj
+        return functools.partial(var.set, make(all="ignore")), var.reset
+    except (ImportError, AttributeError, TypeError):  # pragma: no cover  (numpy 1.x)
+        return None
+
+
+enter, exit = _context_variable() or (_seterr_enter, _seterr_exit)  # noqa: A001
 
 
 def quiet_this_thread() -> None:
