@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tensorfleet as tf
+from gradcheck import check_gradients
 
 
 def test_check_numerics_passes_finite_values_through():
@@ -51,6 +52,11 @@ def test_check_numerics_gradient_passes_through_and_is_checked():
                                              match=r"^Not a number \(NaN\) or infinity \(Inf\) values detected "
                                                    r"in gradient\. square : Tensor had Inf values"):
         sess.run(gx2, {x: v, scale: np.inf})
+
+
+def test_check_numerics_gradient_by_finite_differences():
+    rng = np.random.default_rng(0)
+    check_gradients(lambda x: tf.check_numerics(tf.sin(x) * x, "guard") * 3.0, [rng.normal(size=(3, 4))])
 
 
 def test_verify_tensor_all_finite_and_assert_all_finite():
