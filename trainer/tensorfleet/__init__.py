@@ -43,7 +43,7 @@ from . import app, flags  # noqa: E402  (tf.app.run, tf.flags / tf.app.flags)
 from . import tf_logging as logging  # noqa: E402  (tf.logging)
 from . import gfile  # noqa: E402  (tf.gfile, local files only)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
-from . import version  # noqa: E402  (tf.version; the choice of version string: version.py)
+from . import version  # noqa: E402,F401  (tf.version; the choice of version string: version.py)
 from .version import VERSION  # noqa: E402
 
 __version__ = VERSION

@@ -10,7 +10,7 @@ installed package's metadata on first use (about 0.1 s, so not at import).
 """
 from __future__ import annotations
 
-__all__ = ["VERSION", "GIT_VERSION", "TENSORFLEET_VERSION"]
+__all__ = ["VERSION", "GIT_VERSION", "TENSORFLEET_VERSION"]  # noqa: F822  (the last two: module __getattr__)
 
 VERSION = "1.15.0"
 _FALLBACK = "0+unknown"  # running from a source tree that was never pip-installed
