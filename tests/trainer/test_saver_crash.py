@@ -338,3 +338,38 @@ def test_save_to_a_directory_path_does_what_tf_does(tmp_path, caplog):
 def test_save_path_colliding_with_the_state_file_is_refused(tmp_path):
     with pytest.raises(ValueError, match="'latest_filename' collides with 'save_path'"):
         _saved(tmp_path, str(tmp_path / "checkpoint"))
+
+
+def test_max_to_keep_deletes_unique_data_files_too(tmp_path):
+    """A checkpoint saved twice under one prefix has its data under a unique name; rotating it out deletes
+    that file as well (nothing left behind), and tf.train.remove_checkpoint does the same."""
+    g, w, saver, _ = _saved(tmp_path, str(tmp_path / "m"), global_step=1)
+    saver = tf.train.Saver([w], max_to_keep=1)
+    with g.as_default(), tf.Session(config=INLINE) as sess:
+        sess.run(w.initializer)
+        saver.save(sess, str(tmp_path / "m"), global_step=1)  # same prefix again: unique data name
+        assert any(f.startswith("m-1.data-00000-of-00001.") for f in os.listdir(tmp_path))
+        saver.save(sess, str(tmp_path / "m"), global_step=2)  # m-1 rotates out
+        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m-2.data-00000-of-00001", "m-2.index"]
+        assert tf.train.get_checkpoint_mtimes([str(tmp_path / "m-1"), str(tmp_path / "m-2")]) == [
+            os.path.getmtime(tmp_path / "m-2.index")]
+        tf.train.remove_checkpoint(str(tmp_path / "m-2"))
+        assert sorted(os.listdir(tmp_path)) == ["checkpoint"]
+
+
+def test_disk_full_is_resource_exhausted_and_leaves_no_temporaries(tmp_path, monkeypatch):
+    g, w, saver, prefix = _saved(tmp_path)
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with g.as_default(), tf.Session(config=INLINE) as sess:
+        sess.run(tf.assign(w, [9.0, 9.0]))
+        monkeypatch.setattr(os, "fsync", full)
+        with pytest.raises(tf.errors.ResourceExhaustedError,
+                           match=r"Failed to save checkpoint .*model\.ckpt: No space left on device"):
+            saver.save(sess, prefix)
+        monkeypatch.undo()
+        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt.data-00000-of-00001", "model.ckpt.index"]
+        saver.restore(sess, prefix)
+        np.testing.assert_array_equal(sess.run(w), [1.0, 2.0])  # the previous checkpoint, whole

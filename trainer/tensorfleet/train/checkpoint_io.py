@@ -202,6 +202,17 @@ def _remove_unreferenced_data(prefix: str, keep: str) -> None:
             remove_quietly(os.path.join(directory, name))
 
 
+def remove_checkpoint_files(prefix: str, meta_graph_suffix: str = "meta") -> None:
+    """Deletes checkpoint `prefix`: its index first (from then on it no longer exists), then the data file the
+    index referred to (TF's name or a unique one) and the meta graph file, if any."""
+    ref = _referenced_data_file(prefix)
+    remove_quietly(prefix + INDEX_SUFFIX)
+    remove_quietly(prefix + DATA_SUFFIX)
+    if isinstance(ref, str) and os.path.basename(ref) == ref:
+        remove_quietly(os.path.join(os.path.dirname(prefix), ref))
+    remove_quietly(f"{prefix}.{meta_graph_suffix}")
+
+
 def remove_stale_files(save_path: str) -> None:
     """Removes what killed saves of `save_path` or `save_path-<step>` left behind: temporaries, and data files
     that no index refers to. Files of a checkpoint whose index is not ours (unreadable) are kept."""

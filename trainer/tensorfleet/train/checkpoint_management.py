@@ -11,10 +11,10 @@ import re
 
 from .. import errors
 from .. import tf_logging as logging
-from .checkpoint_io import INDEX_SUFFIX, fsync_dir, remove_quietly, write_temp
+from .checkpoint_io import INDEX_SUFFIX, fsync_dir, remove_checkpoint_files, remove_quietly, write_temp
 
 __all__ = ["latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState",
-           "update_checkpoint_state"]
+           "update_checkpoint_state", "remove_checkpoint", "get_checkpoint_mtimes"]
 
 
 class CheckpointState:
@@ -172,3 +172,19 @@ def latest_checkpoint(checkpoint_dir, latest_filename=None):
             return state.model_checkpoint_path
         logging.error("Couldn't match files for checkpoint %s", state.model_checkpoint_path)
     return None
+
+
+def remove_checkpoint(checkpoint_prefix, checkpoint_format_version=None, meta_graph_suffix="meta") -> None:
+    """`tf.train.remove_checkpoint`: deletes the checkpoint's files (index first, so it stops existing first)."""
+    remove_checkpoint_files(str(checkpoint_prefix), meta_graph_suffix)
+
+
+def get_checkpoint_mtimes(checkpoint_prefixes) -> list:
+    """`tf.train.get_checkpoint_mtimes`: the index files' modification times of the checkpoints that exist."""
+    out = []
+    for prefix in checkpoint_prefixes:
+        try:
+            out.append(os.path.getmtime(str(prefix) + INDEX_SUFFIX))
+        except OSError:
+            continue
+    return out

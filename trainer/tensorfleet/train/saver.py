@@ -23,13 +23,13 @@ from .. import tf_logging as logging
 from ..graph import GraphKeys, Operation, get_default_graph
 from ..ops import array_ops, control_flow_ops, state_ops
 from . import training_util
-from .checkpoint_io import (DATA_SUFFIX, INDEX_SUFFIX, CheckpointNotFoundError, os_error, read_checkpoint,
-                            read_index, remove_quietly, remove_stale_files, write_checkpoint)
-from .checkpoint_management import (CheckpointState, checkpoint_exists, get_checkpoint_state, latest_checkpoint,
-                                    update_checkpoint_state)
+from .checkpoint_io import (INDEX_SUFFIX, CheckpointNotFoundError, os_error, read_checkpoint, read_index,
+                            remove_checkpoint_files, remove_stale_files, write_checkpoint)
+from .checkpoint_management import (CheckpointState, checkpoint_exists, get_checkpoint_mtimes, get_checkpoint_state,
+                                    latest_checkpoint, remove_checkpoint, update_checkpoint_state)
 
 __all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState",
-           "update_checkpoint_state"]
+           "update_checkpoint_state", "remove_checkpoint", "get_checkpoint_mtimes"]
 
 
 # -- Saver --------------------------------------------------------------------
@@ -151,9 +151,7 @@ class Saver:
             if t is not None and t > self._next_checkpoint_time:
                 self._next_checkpoint_time += self._keep_every_n_hours * 3600
                 continue
-            # index first: once it is gone the checkpoint no longer exists
-            for suffix in (INDEX_SUFFIX, DATA_SUFFIX, ".meta"):
-                remove_quietly(prefix + suffix)
+            remove_checkpoint_files(prefix)  # index first: once it is gone the checkpoint no longer exists
 
     # -- save / restore -------------------------------------------------------
     def _prefix(self, sess, save_path: str, global_step, latest_filename: str) -> str:
