@@ -6,8 +6,17 @@ then reuse a dead buffer (`kernels.registry.owns`) and update variables in place
 reader can see is ever changed underneath them.
 """
 import numpy as np
+import pytest
 
 import tensorfleet as tf
+from tensorfleet.executor import sequential
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["compiled", "loop"])
+def sequential_mode(request, monkeypatch):
+    """Every test runs twice: sequential plans compiled to straight-line code from their second run, and not."""
+    monkeypatch.setattr(sequential, "COMPILE", request.param)
+    return request.param
 
 
 def test_variable_read_under_control_dependency_sees_the_update():

@@ -45,7 +45,7 @@ def register_kernel(op_type: str, devices: Iterable[str] = ALL_DEVICES, dtypes: 
 
 def host_inputs(*indices: int):
     """Decorator: the kernel reads these inputs on the host (shapes, sizes), so on a real GPU a host value
-    there is passed as is, not uploaded (TF's HostMemory inputs; see device_steps.gpu_host_memory)."""
+    there is passed as is, not uploaded (TF's HostMemory inputs; see executor.device_kernels.gpu_host_memory)."""
 
     def deco(fn: KernelFn) -> KernelFn:
         fn.host_inputs = frozenset(indices)

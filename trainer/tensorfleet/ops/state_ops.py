@@ -37,7 +37,7 @@ def _assign_shape(op):
 
 
 for _t in ("Assign", "AssignAdd", "AssignSub"):
-    register_op(_t, _assign_shape, stateful=True)
+    register_op(_t, _assign_shape, stateful=True, updates_variables=("var",))
     NotDifferentiable(_t)
 
 register_op("IsVariableInitialized", lambda op: [(_dtypes.bool_, TensorShape([]))], stateful=True)

@@ -56,8 +56,8 @@ def _apply_shape(op: Operation):
     return [(vt.dtype, vt.shape)]
 
 
-for _op_type in APPLY_OPS:
-    register_op(_op_type, _apply_shape, stateful=True)
+for _op_type, (_slots, _) in APPLY_OPS.items():
+    register_op(_op_type, _apply_shape, stateful=True, updates_variables=("var",) + _slots)
     NotDifferentiable(_op_type)
 
 

@@ -1,6 +1,6 @@
 """Inter-op thread pools (one small pool per device) and intra-op BLAS threads.
 
-Sits under the executor: a concurrent run hands expensive ready nodes to the
+Part of the executor: a concurrent run (`concurrent.py`) hands expensive ready nodes to the
 pool of their device. Pools are process-wide: the first session creates them
 with its `inter_op_parallelism_threads` and later sessions reuse them, unless a
 session asks for `use_per_session_threads` (then it owns pools that close with
@@ -9,7 +9,7 @@ threadpoolctl (process-wide, like the BLAS library itself).
 
 Workers are plain daemon threads blocked on a `queue.SimpleQueue`; a task is
 `(fn, args)`. A thread hand-off costs ~75-110 us on our VMs, so the executor
-only submits work that is worth it (see `executor`).
+only submits work that is worth it (see `execution.py`).
 """
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ class WorkerPool:
 
 def _cuda_init(cuda_id: int) -> Callable[[], None]:
     def init():
-        from .kernels.backend import cupy_module
+        from ..kernels.backend import cupy_module
 
         cupy_module().cuda.Device(cuda_id).use()
 
