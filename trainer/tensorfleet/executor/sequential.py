@@ -3,7 +3,7 @@
 Part of the executor (`execution.ExecutionPlan` picks it when no two expensive
 nodes can ever be ready together). `SequentialRun(plan)` is its per-plan cache:
 the steps with the value slots to drop around each (so kernels may reuse dead
-buffers, `kernels.registry.owns`), the Const values computed once, and, from
+buffers, `kernels.ownership.owns`), the Const values computed once, and, from
 the plan's second run on, the same steps compiled into straight-line code
 (`compile_sequential`; switched off with `COMPILE = False`). `run_nodes`,
 `run_by_device` and `run_traced` are the plain loops over `Node` records that
@@ -18,8 +18,11 @@ import time
 from operator import itemgetter
 from typing import Any, Callable, Optional, Sequence
 
+import numpy as np
+
 from .. import errors
-from ..kernels import ResourceStore
+from ..kernels import KernelContext, ResourceStore, ownership
+from ..kernels.ownership import owns
 from ..kernels.core_kernels import variable as _read_variable
 from .plan import Node, NodeFailed, NodeKind, Plan
 
@@ -32,14 +35,20 @@ COMPILE_MAX_STEPS = 2000
 def run_nodes(nodes: Sequence[Node], vals: list) -> None:
     """Every node's kernel with its inputs from `vals`, outputs stored back into `vals`; values are kept.
 
-    Arguments go through one tuple while `vals` keeps its references, so a kernel
-    never sees itself as the sole owner of an input (`kernels.registry.owns`).
+    Arguments go through one tuple held in a local while `vals` keeps its
+    references, so a kernel never sees itself as the sole owner of an input
+    (`kernels.ownership.owns`).
     """
+    args: Any
     for node in nodes:
+        # `args` holds the tuple through the call: a temporary one may be released by the call itself
+        # (CPython 3.12+), and then a kernel would not see `vals` as a second holder of its input
+        args = (node.ctx, *[vals[i] for i in node.inputs])
         try:
-            r = node.kernel(*(node.ctx, *[vals[i] for i in node.inputs]))
+            r = node.kernel(*args)
         except BaseException as e:  # noqa: BLE001
             raise NodeFailed(node, e) from None
+        args = None
         outs = node.outputs
         if len(outs) == 1:
             vals[outs[0]] = r
@@ -275,3 +284,31 @@ def compile_sequential(steps) -> Callable[[list], None]:
               "        raise NodeFailed(n, e) from None"]
     exec(compile("\n".join(lines), "<tensorfleet sequential plan>", "exec"), ns)  # noqa: S102 (see above)
     return ns["run"]
+
+
+def _check_ownership() -> None:
+    """Turns in-place kernels off (`ownership.disable`) unless `owns` and `ResourceStore.exclusive` read right
+    on this interpreter, on the executor's real call paths: an argument only the call holds is owned, one
+    that a value slot (a fetch, a later reader) or a second name also holds is not."""
+    seen: list = []
+
+    def probe(ctx, x):  # calls `owns` on its parameter, as kernels do
+        seen.append(owns(x))
+
+    steps = [(probe, None, 0, None, (0,), None, None), (probe, None, 1, None, None, None, None)]
+    run_steps_releasing(steps, [np.zeros(2), np.zeros(2)])
+    compile_sequential(steps)([np.zeros(2), np.zeros(2)])
+    store = ResourceStore()
+    node = Node(0, None, None, NodeKind.OP, probe, KernelContext(None, np, store), (0,), (), frozenset(), False)
+    run_nodes((node,), [np.zeros(2)])
+    store.store("v", np.zeros(2))
+    alone = store.exclusive("v") is not None
+    store.store("v", np.zeros(2))
+    held = store.variables["v"]
+    shared = store.exclusive("v") is not None
+    del held
+    if seen != [True, False, True, False, False] or not alone or shared:
+        ownership.disable()
+
+
+_check_ownership()
