@@ -13,10 +13,11 @@ from .dtypes import (DType, as_dtype, bool_ as bool, double, float16, float32, f
                      int64, uint8)
 from .tensor_shape import Dimension, TensorShape
 from .device_spec import DeviceSpec
-from .graph import (Graph, GraphKeys, Operation, Tensor, add_to_collection, add_to_collections, colocate_with,
-                    control_dependencies, convert_to_tensor, device, get_collection, get_collection_ref,
-                    get_default_graph, get_default_session, name_scope, register_tensor_conversion_function,
-                    reset_default_graph, set_random_seed)
+from .graph import Graph, GraphKeys, Operation, Tensor
+from .default_graph import (add_to_collection, add_to_collections, colocate_with, control_dependencies,
+                            convert_to_tensor, device, get_collection, get_collection_ref, get_default_graph,
+                            get_default_session, name_scope, register_tensor_conversion_function,
+                            reset_default_graph, set_random_seed)
 from . import kernels as _kernels  # noqa: F401  (kernel registration)
 from .ops.array_ops import *  # noqa: F401,F403
 from .ops.math_ops import *  # noqa: F401,F403

@@ -15,7 +15,8 @@ __all__ = ["Dense", "dense", "conv2d", "max_pooling2d", "average_pooling2d", "fl
 import numpy as np
 
 from . import dtypes as _dtypes
-from .graph import GraphKeys, Tensor, convert_to_tensor, get_default_graph
+from .graph import GraphKeys, Tensor
+from .default_graph import convert_to_tensor, get_default_graph
 from .ops import conv_ops, init_ops, math_ops, nn_impl, state_ops
 from .ops import variable_scope as _vs
 from .ops.array_ops import constant

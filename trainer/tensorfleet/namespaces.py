@@ -13,7 +13,7 @@ import types
 from . import nn as _nn
 from .ops import array_ops as _a, check_ops as _c, math_ops as _m, random_ops as _r, scan_sort_ops as _s
 from .ops import nn_impl as _ni, nn_ops as _no
-from . import graph as _g
+from . import default_graph as _g
 
 _MATH = {
     "abs": _m.abs, "add": _m.add, "add_n": _m.add_n, "accumulate_n": _m.accumulate_n, "argmax": _m.argmax,

@@ -22,7 +22,8 @@ from . import errors
 from .config import ConfigProto, RunOptions
 from .config import DeviceStepStats, NodeExecStats
 from .devices import local_devices
-from .graph import Graph, Operation, Tensor, _default_session_stack, get_default_graph
+from .graph import Graph, Operation, Tensor, _default_session_stack
+from .default_graph import get_default_graph
 from .kernels import ResourceStore
 from .kernels.backend import to_host
 from .executor import ExecutionPlan

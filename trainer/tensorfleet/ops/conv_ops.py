@@ -12,7 +12,8 @@ __all__ = ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..graph import Tensor, name_scope
+from ..graph import Tensor
+from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, convert_to_tensor, make_tensor, register_gradient, register_op,
                      static_value)
 from ..conv_geometry import conv_output_hw, spatial_hw

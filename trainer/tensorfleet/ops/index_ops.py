@@ -8,7 +8,7 @@ from __future__ import annotations
 __all__ = ["gather_nd", "sequence_mask"]
 
 from .. import dtypes as _dtypes
-from ..graph import name_scope
+from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, convert_to_tensor, make_tensor, register_gradient, register_op,
                      unknown_shape)
 from .shape_util import constant_value

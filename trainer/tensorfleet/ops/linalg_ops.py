@@ -11,7 +11,7 @@ __all__ = ["eye", "diag", "diag_part", "trace", "einsum", "tensordot"]
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..graph import name_scope
+from ..default_graph import name_scope
 from .common import (TensorShape, convert_to_tensor, make_tensor, register_gradient, register_op, unknown_shape)
 
 

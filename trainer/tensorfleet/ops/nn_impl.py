@@ -13,7 +13,8 @@ import numbers
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..graph import Tensor, name_scope
+from ..graph import Tensor
+from ..default_graph import name_scope
 from . import random_seed
 from .common import (NotDifferentiable, TensorShape, as_shape, convert_to_tensor, make_op, make_tensor,
                      reduced_shape, register_gradient, register_op)

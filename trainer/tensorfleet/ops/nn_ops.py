@@ -15,7 +15,7 @@ __all__ = ["relu", "relu6", "elu", "leaky_relu", "sigmoid", "tanh", "softplus", 
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..graph import name_scope
+from ..default_graph import name_scope
 from .common import (TensorShape, convert_to_tensor, make_op, make_tensor, register_gradient, register_op,
                      unchanged_shape)
 

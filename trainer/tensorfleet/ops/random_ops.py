@@ -10,7 +10,7 @@ __all__ = ["random_normal", "truncated_normal", "random_uniform", "random_shuffl
            "random_crop"]
 
 from .. import dtypes as _dtypes
-from ..graph import name_scope
+from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, convert_to_tensor, is_tensor_like, make_tensor,
                      register_gradient, register_op)
 from .random_seed import seed_attrs

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..graph import get_default_graph
+from ..default_graph import get_default_graph
 
 DEFAULT_GRAPH_SEED = 87654321
 

@@ -10,11 +10,11 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
            "reduce_logsumexp", "count_nonzero", "argmax", "argmin"]
 
 from .. import dtypes as _dtypes
-from ..graph import name_scope
+from ..default_graph import name_scope
 from .common import (NotDifferentiable, convert_to_tensor, make_tensor, reduced_shape, register_gradient,
                      register_op)
 from .shape_util import axis_arg
-from . import math_ops as _m
+from . import arithmetic_ops as _m
 
 
 def _reduce_shape(kind):

@@ -13,8 +13,8 @@ __all__ = ["Variable", "assign", "assign_add", "assign_sub", "is_variable_initia
 from typing import Optional
 
 from .. import dtypes as _dtypes
-from ..graph import (GraphKeys, Operation, Tensor, convert_to_tensor, get_default_graph,
-                     register_tensor_conversion_function)
+from ..graph import GraphKeys, Operation, Tensor
+from ..default_graph import convert_to_tensor, get_default_graph, register_tensor_conversion_function
 from ..tensor_shape import TensorShape, as_shape
 from .common import NotDifferentiable, make_tensor, register_op
 from .control_flow_ops import group
@@ -203,7 +203,7 @@ class Variable:
         return self._variable.eval(session=session)
 
     def load(self, value, session=None):
-        from ..graph import get_default_session
+        from ..default_graph import get_default_session
 
         session = session or get_default_session()
         if session is None:

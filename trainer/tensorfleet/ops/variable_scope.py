@@ -14,7 +14,8 @@ import contextlib
 import inspect
 
 from .. import dtypes as _dtypes
-from ..graph import GraphKeys, Tensor, get_default_graph
+from ..graph import GraphKeys, Tensor
+from ..default_graph import get_default_graph
 from ..tensor_shape import as_shape
 from . import state_ops
 

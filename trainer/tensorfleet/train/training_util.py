@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..graph import GraphKeys, get_default_graph
+from ..graph import GraphKeys
+from ..default_graph import get_default_graph
 
 __all__ = ["get_global_step", "create_global_step", "get_or_create_global_step", "global_step",
            "assert_global_step"]
