@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional
 
 if TYPE_CHECKING:
-    from .graph import Operation
+    from .graph import Operation  # type only: graph imports this module
 
 ShapeFn = Callable[["Operation"], list]  # -> [(DType, TensorShape), ...]
 GradFn = Callable[..., list]  # (op, *output_grads) -> [input grad or None, ...]

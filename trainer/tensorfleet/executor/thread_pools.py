@@ -13,10 +13,13 @@ only submits work that is worth it (see `execution.py`).
 """
 from __future__ import annotations
 
+import json
 import os
 import queue
 import threading
 from typing import Callable, Optional
+
+from ..kernels.backend import cupy_module
 
 _SHARED: Optional["PoolSet"] = None
 _SHARED_LOCK = threading.Lock()
@@ -68,8 +71,6 @@ class WorkerPool:
 
 def _cuda_init(cuda_id: int) -> Callable[[], None]:
     def init():
-        from ..kernels.backend import cupy_module
-
         cupy_module().cuda.Device(cuda_id).use()
 
     return init
@@ -162,8 +163,6 @@ def shared_machine_blas_threads(environ=None) -> Optional[int]:
         return max(1, (os.cpu_count() or 1) // n) if n > 1 else None
     tf_config = env.get("TF_CONFIG")
     if tf_config:
-        import json
-
         try:
             cluster = json.loads(tf_config).get("cluster") or {}
             tasks = sum(len(v) for v in cluster.values() if isinstance(v, (list, dict)))
@@ -180,7 +179,7 @@ def apply_shared_machine_blas_default() -> Optional[int]:
         n = shared_machine_blas_threads()
         _BLAS_DEFAULT_APPLIED = n or 0
         if n:
-            from threadpoolctl import threadpool_limits
+            from threadpoolctl import threadpool_limits  # late: only processes that limit BLAS threads load it
 
             threadpool_limits(limits=n, user_api="blas")
     return _BLAS_DEFAULT_APPLIED or None
@@ -197,7 +196,7 @@ class IntraOpThreads:
         self.num_threads = num_threads
         self._limiter = None
         if num_threads > 0:
-            from threadpoolctl import threadpool_limits
+            from threadpoolctl import threadpool_limits  # late: only processes that limit BLAS threads load it
 
             self._limiter = threadpool_limits(limits=num_threads, user_api="blas")
         else:

@@ -23,6 +23,8 @@ from ..graph import Tensor
 from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, binary_inputs, broadcast_binary, convert_to_tensor,
                      make_tensor, register_gradient, register_op)
+from .array_ops import shape as _shape
+from .linalg_ops import batch_matmul
 
 
 # -- broadcasting helpers -----------------------------------------------------
@@ -43,7 +45,6 @@ def sum_to_shape_of(grad: Tensor, like: Tensor, other: Optional[Tensor] = None) 
         return grad
     if other is not None and _broadcast_keeps_shape(like.shape, other.shape):
         return grad
-    from .array_ops import shape as _shape  # array_ops builds on this module
 
     return make_tensor("SumToShapeOf", [grad, _shape(like)], {"like_shape": like.shape}, name="SumToShapeOf")
 
@@ -231,7 +232,7 @@ def _floormod_grad(op, grad):
 
 @register_gradient("Pow")
 def _pow_grad(op, grad):
-    from .comparison_ops import greater, where  # late: comparison_ops builds on this module
+    from .comparison_ops import greater, where  # late: comparison_ops imports this module at load
     x, y = op.inputs
     z = op.outputs[0]
     one = convert_to_tensor(1, dtype=y.dtype)
@@ -244,7 +245,7 @@ def _pow_grad(op, grad):
 
 
 def _minmax_grad(op, grad, select_x):
-    from .comparison_ops import where  # late import (cycle)
+    from .comparison_ops import where  # late: comparison_ops imports this module at load
     x, y = op.inputs
     xmask = select_x(x, y)
     zeros = broadcast_like(convert_to_tensor(0, dtype=grad.dtype), grad)
@@ -254,14 +255,14 @@ def _minmax_grad(op, grad, select_x):
 @register_gradient("Maximum")
 def _maximum_grad(op, grad):
     """Ties (x == y) send the whole gradient to x, as in TF."""
-    from .comparison_ops import greater_equal
+    from .comparison_ops import greater_equal  # late: comparison_ops imports this module at load
     return _minmax_grad(op, grad, greater_equal)
 
 
 @register_gradient("Minimum")
 def _minimum_grad(op, grad):
     """Ties (x == y) send the whole gradient to x, as in TF."""
-    from .comparison_ops import less_equal
+    from .comparison_ops import less_equal  # late: comparison_ops imports this module at load
     return _minmax_grad(op, grad, less_equal)
 
 
@@ -421,7 +422,6 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     (adjoint = transpose for real dtypes)."""
     a, b = binary_inputs(a, b, "MatMul")
     if any(t.shape.ndims is not None and t.shape.ndims > 2 for t in (a, b)):
-        from .linalg_ops import batch_matmul
         return batch_matmul(a, b, adj_x=bool(transpose_a or adjoint_a), adj_y=bool(transpose_b or adjoint_b),
                             name=name)
     for t, arg in ((a, "a"), (b, "b")):

@@ -351,7 +351,7 @@ register_op("Fill", _fill_shape)
 
 @register_gradient("Fill")
 def _fill_grad(op, grad):
-    from .reduction_ops import reduce_sum
+    from .reduction_ops import reduce_sum  # late: reduction_ops imports array_ops at load
     return [reduce_sum(grad)] + [None] * (len(op.inputs) - 1)
 
 

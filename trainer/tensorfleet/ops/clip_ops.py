@@ -15,6 +15,8 @@ from .common import convert_to_tensor, is_tensor_like
 from . import arithmetic_ops as _m
 from . import comparison_ops as _c
 from . import reduction_ops as _r
+from .array_ops import identity, size
+from .array_ops import stack
 
 
 def _like(value, t: Tensor):
@@ -38,7 +40,6 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
     """`tf.clip_by_norm`: t * clip_norm / max(l2norm(t, axes), clip_norm); zero norms stay finite."""
-    from .array_ops import identity
     t = convert_to_tensor(t)
     with name_scope(name, "clip_by_norm", [t, clip_norm]) as scope:
         l2sum = _r.reduce_sum(_m.multiply(t, t), axes, keepdims=True)
@@ -54,7 +55,6 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
 
 def clip_by_average_norm(t, clip_norm, name=None):
     """`tf.clip_by_average_norm`: clips by the L2 norm divided by the number of elements."""
-    from .array_ops import identity, size
     t = convert_to_tensor(t)
     with name_scope(name, "clip_by_average_norm", [t, clip_norm]) as scope:
         n_element = _m.cast(size(t), t.dtype)
@@ -72,7 +72,6 @@ def global_norm(t_list, name=None):
     tensors = [convert_to_tensor(t) for t in t_list if t is not None]
     if not tensors:
         raise ValueError("global_norm needs at least one non-None tensor")
-    from .array_ops import stack
     with name_scope(name, "global_norm", tensors):
         dtype = tensors[0].dtype
         half_sq = [_m.multiply(_r.reduce_sum(_m.square(v)), convert_to_tensor(0.5, dtype=v.dtype))
@@ -87,7 +86,6 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
     None entries stay None; an infinite or NaN global norm makes every clipped value NaN (as in TF).
     """
-    from .array_ops import identity
     if isinstance(t_list, Tensor) or not isinstance(t_list, (list, tuple)):
         raise TypeError("t_list should be a sequence")
     t_list = list(t_list)

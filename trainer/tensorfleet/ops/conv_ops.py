@@ -18,6 +18,7 @@ from .common import (NotDifferentiable, TensorShape, convert_to_tensor, make_ten
                      static_value)
 from ..conv_geometry import conv_output_hw, spatial_hw
 from .nn_ops import float_input
+from .array_ops import constant
 
 _FORMATS = ("NHWC", "NCHW")
 
@@ -144,7 +145,6 @@ NotDifferentiable("NnShape")  # an int32 shape vector
 def shape_of(t: Tensor) -> Tensor:
     """t's shape as an int32 vector: a constant when static, else an nn-private NnShape op."""
     if t.shape.is_fully_defined():
-        from .array_ops import constant
         return constant(np.array(t.shape.as_list(), dtype=np.int32), name="Shape")
     return make_tensor("NnShape", [t], name="Shape")
 

@@ -18,6 +18,8 @@ from ..default_graph import convert_to_tensor, get_default_graph, register_tenso
 from ..tensor_shape import TensorShape, as_shape
 from .common import NotDifferentiable, make_tensor, register_op
 from .control_flow_ops import group
+from .array_ops import identity
+from ..default_graph import get_default_session
 
 register_op("VariableV2", lambda op: [(op.get_attr("dtype"), op.get_attr("shape"))], stateful=True)
 NotDifferentiable("VariableV2")
@@ -168,7 +170,6 @@ class Variable:
         return self._variable
 
     def read_value(self) -> Tensor:
-        from .array_ops import identity
 
         with self._variable.graph.colocate_with(self._variable.op):  # TF: reads live with the variable
             return identity(self._variable, name="read")
@@ -203,7 +204,6 @@ class Variable:
         return self._variable.eval(session=session)
 
     def load(self, value, session=None):
-        from ..default_graph import get_default_session
 
         session = session or get_default_session()
         if session is None:
