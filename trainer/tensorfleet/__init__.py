@@ -9,6 +9,8 @@ import sys as _sys
 import types as _types
 
 from . import dtypes, errors
+from .platform import app, flags, gfile, tf_logging  # noqa: F401  (tf.app, tf.flags, tf.gfile; bound first:
+#                                                      modules of this package import `from .. import tf_logging`)
 from .dtypes import (DType, as_dtype, bool_ as bool, double, float16, float32, float64, half, int8, int16, int32,
                      int64, uint8)
 from .tensor_shape import Dimension, TensorShape
@@ -39,9 +41,7 @@ from .placement import *  # noqa: F401,F403
 from .session import InteractiveSession, Session
 from . import nn, layers, losses, train  # noqa: E402
 from . import datasets  # noqa: E402
-from . import app, flags  # noqa: E402  (tf.app.run, tf.flags / tf.app.flags)
-from . import tf_logging as logging  # noqa: E402  (tf.logging)
-from . import gfile  # noqa: E402  (tf.gfile, local files only)
+from .platform import tf_logging as logging  # noqa: E402  (tf.logging)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 
 newaxis = None
