@@ -123,7 +123,7 @@ def test_a_miscounted_ownership_turns_in_place_kernels_off(monkeypatch):
     """As if an interpreter counted one reference fewer: the check sees a shared array read as owned."""
     from tensorfleet.kernels import ownership
 
-    monkeypatch.setattr(ownership, "_enabled", True)
+    monkeypatch.setattr(ownership, "in_place", True)
     monkeypatch.setattr(ownership, "_OWNED_REFS", ownership._OWNED_REFS + 1)
     sequential._check_ownership()
     assert not ownership.enabled()

@@ -61,6 +61,7 @@ class ExecutionPlan:
         self._device0 = self._segments[0][2]
         self._sequential = SequentialRun(plan) if len(self._segments) == 1 else None
         self._cuda_id = plan.cuda_id
+        self._num_nodes = len(plan.nodes)
         self._concurrent: Optional[ConcurrentRun] = None
         self._probe: Optional[SizeProbe] = None
         if pools is not None and inter_op_threads >= 0 and inter_op_threads != 1:
@@ -103,28 +104,22 @@ class ExecutionPlan:
         t0 = time.perf_counter()
         if self._cuda_id is not None:
             use_cuda_device(self._cuda_id)
-        if trace is None and self._sequential is not None and self._concurrent is None and self._probe is None:
-            return self._run_sequential(self._sequential, feed_values, t0)
-        return self._run_scheduled(feed_values, trace, t0)
-
-    def _run_sequential(self, seq: SequentialRun, feed_values: Sequence, t0: float) -> list:
-        plan = self.plan
-        try:
-            vals = seq.initial_values()
-            for s, v in zip(plan.feed_slots, feed_values, strict=True):
-                vals[s] = v
-            seq.run(vals)
+        seq = self._sequential
+        if trace is not None or seq is None or self._concurrent is not None or self._probe is not None:
+            return self._run_scheduled(feed_values, trace, t0)
+        try:  # the sequential fast path, inline: its counting too
+            vals = seq.run(feed_values)
         except NodeFailed as f:
             self._fail(f, t0)
         dt = time.perf_counter() - t0
         c = COUNTERS
         with c.lock:
             c.runs += 1
-            c.nodes += len(plan.nodes)
+            c.nodes += self._num_nodes
             c.seconds += dt
             ds = c.device_seconds
             ds[self._device0] = ds.get(self._device0, 0.0) + dt
-        return [vals[s] for s in plan.fetch_slots]
+        return [vals[s] for s in self.plan.fetch_slots]
 
     def _run_scheduled(self, feed_values: Sequence, trace: Optional[list], t0: float) -> list:
         """Traced, concurrent or by-device runs (and the first run that measures sizes): values are kept."""

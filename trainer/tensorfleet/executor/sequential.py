@@ -122,7 +122,7 @@ class SequentialRun:
         return self._compiled is not None
 
     def initial_values(self) -> list:
-        """A fresh value list holding the Const values (computed at the first run)."""
+        """The value list every run starts from (a copy of it): the Const values, computed at the first run."""
         if self._prefilled is None:
             vals: list = [None] * self.plan.num_slots
             for node in self.const_nodes:
@@ -131,17 +131,22 @@ class SequentialRun:
                 except BaseException as e:  # noqa: BLE001
                     raise NodeFailed(node, e) from None
             self._prefilled = vals
-        return self._prefilled.copy()
+        return self._prefilled
 
-    def run(self, vals: list) -> None:
+    def run(self, feed_values) -> list:
+        """One run from `feed_values` (in `plan.feed_slots` order); returns the value list."""
+        vals = (self._prefilled or self.initial_values()).copy()
+        for s, v in zip(self.plan.feed_slots, feed_values, strict=True):
+            vals[s] = v
         compiled = self._compiled
         if compiled is not None:
             compiled(vals)
-            return
+            return vals
         run_steps_releasing(self.steps, vals)
         self._runs_uncompiled += 1
         if self._runs_uncompiled == 2 and COMPILE and len(self.steps) <= COMPILE_MAX_STEPS:
             self._compiled = compile_sequential(self.steps)  # a plan that runs again
+        return vals
 
 
 def _release_steps(plan: Plan) -> tuple:

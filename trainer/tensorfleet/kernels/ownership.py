@@ -30,7 +30,8 @@ import sys
 
 import numpy as np
 
-_enabled = os.environ.get("TENSORFLEET_NO_INPLACE", "") in ("", "0")
+#: False: `owns` is always False and `ResourceStore.exclusive` always None (see `disable`)
+in_place = os.environ.get("TENSORFLEET_NO_INPLACE", "") in ("", "0")
 
 
 def _probe_refs(d: dict) -> int:
@@ -65,7 +66,7 @@ del _probe_args
 
 def owns(x) -> bool:
     """True when a kernel may overwrite its argument `x`: nothing else refers to the buffer (see the module)."""
-    if not _enabled:
+    if not in_place:
         return False
     if isinstance(x, np.ndarray):
         if not x.flags.writeable:
@@ -77,10 +78,10 @@ def owns(x) -> bool:
 
 
 def enabled() -> bool:
-    return _enabled
+    return in_place
 
 
 def disable() -> None:
     """From now on `owns` is False and `ResourceStore.exclusive` None: kernels allocate, updates store new arrays."""
-    global _enabled
-    _enabled = False
+    global in_place
+    in_place = False

@@ -56,7 +56,7 @@ class ResourceStore:
         The caller updates it in place and then calls `store(name, array)`, which freezes it again.
         """
         arr = self.variables.get(name)
-        if arr is None or sys.getrefcount(arr) > EXCLUSIVE_REFS or not ownership.enabled():
+        if arr is None or sys.getrefcount(arr) > EXCLUSIVE_REFS or not ownership.in_place:
             return None
         if getattr(arr, "base", None) is not None:  # a view (numpy or cupy): its base may be shared
             return None
