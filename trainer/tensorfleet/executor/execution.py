@@ -62,6 +62,7 @@ class ExecutionPlan:
         self._sequential = SequentialRun(plan) if len(self._segments) == 1 else None
         self._cuda_id = plan.cuda_id
         self._num_nodes = len(plan.nodes)
+        self._fetch_slots = plan.fetch_slots
         self._concurrent: Optional[ConcurrentRun] = None
         self._probe: Optional[SizeProbe] = None
         if pools is not None and inter_op_threads >= 0 and inter_op_threads != 1:
@@ -119,7 +120,7 @@ class ExecutionPlan:
             c.seconds += dt
             ds = c.device_seconds
             ds[self._device0] = ds.get(self._device0, 0.0) + dt
-        return [vals[s] for s in self.plan.fetch_slots]
+        return [vals[s] for s in self._fetch_slots]
 
     def _run_scheduled(self, feed_values: Sequence, trace: Optional[list], t0: float) -> list:
         """Traced, concurrent or by-device runs (and the first run that measures sizes): values are kept."""

@@ -116,6 +116,7 @@ class SequentialRun:
         self._prefilled: Optional[list] = None
         self._compiled: Optional[Callable[[list], None]] = None
         self._runs_uncompiled = 0
+        self._feed_slots = plan.feed_slots
 
     @property
     def compiled(self) -> bool:
@@ -136,7 +137,7 @@ class SequentialRun:
     def run(self, feed_values) -> list:
         """One run from `feed_values` (in `plan.feed_slots` order); returns the value list."""
         vals = (self._prefilled or self.initial_values()).copy()
-        for s, v in zip(self.plan.feed_slots, feed_values, strict=True):
+        for s, v in zip(self._feed_slots, feed_values):  # noqa: B905  (hot path; lengths match by construction)
             vals[s] = v
         compiled = self._compiled
         if compiled is not None:
@@ -258,21 +259,21 @@ def compile_sequential(steps) -> Callable[[list], None]:
     unpacking and branching go away (1-2 us a step when the interpreter's data
     is cold after large kernels; +1 to 1.5% on the MLP training step). The
     source is built from slot numbers and fixed names only; kernels, contexts,
-    gatherers and nodes are bound through the function's namespace, never as
+    gatherers and steps are bound through the function's namespace, never as
     text, so nothing of a graph (names, attributes, values) reaches the compiler.
     Arguments still go through one tuple (`owns` is calibrated on that).
     """
-    ns: dict = {"NodeFailed": NodeFailed}
-    lines = ["def run(vals):", "    n = None", "    try:"]
-    for k, (fn, ctx, get, out, before, after, node) in enumerate(steps):
-        ns[f"f{k}"], ns[f"c{k}"], ns[f"g{k}"], ns[f"n{k}"] = fn, ctx, get, node
+    ns: dict = {"NodeFailed": NodeFailed, "steps": steps}
+    lines = ["def run(vals):", "    i = 0", "    try:"]
+    for k, (fn, ctx, get, out, before, after, _) in enumerate(steps):
+        ns[f"f{k}"], ns[f"c{k}"], ns[f"g{k}"] = fn, ctx, get
         if get.__class__ is int:
             args = f"(c{k}, vals[{int(get)}])"
         elif get is None:
             args = f"(c{k},)"
         else:
             args = f"(c{k},) + g{k}(vals)"
-        body = [f"n = n{k}", f"args = {args}"]
+        body = [f"i = {k}", f"args = {args}"]
         body += [f"vals[{int(s)}] = None" for s in before or ()]
         if out.__class__ is int:
             body.append(f"vals[{int(out)}] = f{k}(*args)")
@@ -286,7 +287,7 @@ def compile_sequential(steps) -> Callable[[list], None]:
         body += [f"vals[{int(s)}] = None" for s in after or ()]
         lines += ["        " + b for b in body]
     lines += ["        pass", "    except BaseException as e:  # noqa: BLE001",
-              "        raise NodeFailed(n, e) from None"]
+              "        raise NodeFailed(steps[i][6], e) from None"]  # the step's node, by position
     exec(compile("\n".join(lines), "<tensorfleet sequential plan>", "exec"), ns)  # noqa: S102 (see above)
     return ns["run"]
 
