@@ -1,20 +1,22 @@
 """Replay of a whole `Session.run` as a CUDA graph (opt-in: `ConfigProto.experimental.cuda_graph_replay`).
 
-Part of the executor (split out of `executor.py`): the session attaches a
-`CudaGraphReplay` to a plan when the option is on; `ExecutionPlan.run` asks it
-first and falls back to the normal path whenever it returns None.
+A run strategy of the executor: the session attaches a `CudaGraphReplay` to an
+`ExecutionPlan` when the option is on; `ExecutionPlan.run` asks it first and
+falls back to the other strategies whenever it returns None.
 
 Eligible plans: every node on one real GPU (feeds are the only host values,
-through their copy nodes), no stateful op other than variables, their assigns
-and the fused optimizer updates (`train.training_ops.APPLY_OPS`, which write
-the variable and its slot variables); host RNG streams cannot be captured. Protocol:
+through their copy nodes), no stateful op other than variables and the ops
+whose definition says which variables they update (`OpDef.updates_variables`:
+assigns, and the fused optimizer updates that write the variable and its slot
+variables); host RNG streams cannot be captured. Protocol:
 1. the first run goes the normal way (warm-up: constants uploaded, cuBLAS handles
    and pool blocks created);
 2. the second run is captured on a dedicated (blocking) stream into a CUDA graph,
    with a static device buffer per feed; variables read by the plan keep their
    arrays: every variable the step replaces is copied back into its old array at
    the end of the graph, so the graph always reads and writes the same memory
-   (the only place Tensorfleet updates a stored array in place);
+   (update kernels also write in place, outside graphs, when no reader holds
+   the array: `ResourceStore.exclusive`);
 3. later runs with the same feed shapes copy the feeds into the static buffers
    (pinned staging) and launch the graph. A changed feed shape or a variable
    replaced by another plan falls back to (or re-captures after) a normal run.
@@ -23,13 +25,13 @@ replay for the plan; runs then take the normal path.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
-from .kernels import backend
-from .kernels.transfer_kernels import CopyNode
-from .train.training_ops import APPLY_OPS
-
-_VARIABLE_OPS = {"VariableV2", "Assign", "AssignAdd", "AssignSub"}
+from ..kernels import backend
+from .plan import NodeKind
+from .sequential import run_nodes
 
 
 class CudaGraphReplay:
@@ -41,52 +43,52 @@ class CudaGraphReplay:
         self.feed_copy_steps = feed_copy_steps  # [(feed index, copy slot)]
         self.var_names = var_names
         self.graph = None
-        self.static_vals = None
+        self.static_vals: Optional[list] = None
         self.static_feeds: list = []
         self.var_arrays: dict = {}
         self.disabled = False
         self.runs = 0
         self.replays = 0
         self.captures = 0
-        self.last_error = None
+        self.last_error: Optional[BaseException] = None
         self.stream = None
         #: fetches of fed tensors: fetch slot -> feed index (returned as fed, like the normal path)
         self.fetched_feeds = {s: k for k, s in enumerate(plan.feed_slots) if s in set(plan.fetch_slots)}
 
     @classmethod
-    def for_plan(cls, plan, resources):
-        """A replay for `plan`, or None when it is not eligible."""
-        devs = {d.name: d for d in plan.step_devices}  # copy nodes sit on their destination device
+    def for_plan(cls, execution, resources):
+        """A replay for `execution` (an `ExecutionPlan`), or None when its plan is not eligible."""
+        plan = execution.plan
+        devs = {n.device.name: n.device for n in plan.nodes}  # copy nodes sit on their destination device
         if len(devs) != 1 or next(iter(devs.values())).cuda_id is None or backend.cupy_module() is None:
             return None
         cuda_id = next(iter(devs.values())).cuda_id
         var_names = []
-        for node in plan.nodes:
-            if isinstance(node, CopyNode):
-                if not node.fed:
-                    return None
-                continue
-            if node.op_def.stateful and node.type not in _VARIABLE_OPS and node.type not in APPLY_OPS:
-                return None
-            if node.type == "VariableV2":
-                var_names.append(node.name)
-            elif node.type in _VARIABLE_OPS:
-                var_names.append(node.attrs["var"].name)
-            elif node.type in APPLY_OPS:  # the variable and each slot variable it updates
-                var_names.extend(node.attrs[a].name for a in ("var",) + APPLY_OPS[node.type][0])
-        feed_index = {}
+        feed_index: dict = {}
         for k, s in enumerate(plan.feed_slots):
             feed_index.setdefault(s, k)
         feed_copies = []
-        for st in plan._steps_full:
-            node = st[4]
-            if isinstance(node, CopyNode):
-                feed_copies.append((feed_index[st[2][0]], st[3][0]))
+        for node in plan.nodes:
+            op = node.op
+            if node.kind is NodeKind.TRANSFER:
+                if not getattr(op, "fed", False):
+                    return None
+                feed_copies.append((feed_index[node.inputs[0]], node.outputs[0]))
+                continue
+            if node.kind is NodeKind.VARIABLE_READ:
+                continue  # its VariableV2 op is a node of its own
+            updates = op.op_def.updates_variables
+            if op.op_def.stateful and op.type != "VariableV2" and not updates:
+                return None
+            if op.type == "VariableV2":
+                var_names.append(op.name)
+            var_names.extend(op.attrs[a].name for a in updates)  # the variable and each slot variable it writes
         return cls(plan, resources, cuda_id, feed_copies, sorted(set(var_names)))
 
     # -- running --------------------------------------------------------------
-    def run(self, plan, feed_values):
+    def run(self, execution, feed_values):
         """The fetched values after one replay, or None to make the plan run normally."""
+        plan = execution.plan
         if self.disabled:
             return None
         self.runs += 1
@@ -100,7 +102,7 @@ class CudaGraphReplay:
             if not self._capture(plan, feed_values):
                 return None
         else:
-            for (k, _slot), buf in zip(self.feed_copy_steps, self.static_feeds):
+            for (k, _slot), buf in zip(self.feed_copy_steps, self.static_feeds, strict=True):
                 _copy_into(buf, feed_values[k], self.cuda_id)
         self.graph.launch(self.stream)
         self.replays += 1
@@ -108,7 +110,7 @@ class CudaGraphReplay:
         return [feed_values[fed[s]] if s in fed else self.static_vals[s] for s in plan.fetch_slots]
 
     def _still_valid(self, feed_values) -> bool:
-        for (k, _), buf in zip(self.feed_copy_steps, self.static_feeds):
+        for (k, _), buf in zip(self.feed_copy_steps, self.static_feeds, strict=True):
             v = feed_values[k]
             if tuple(np.shape(v)) != buf.shape or np.asarray(v).dtype != buf.dtype:
                 return False
@@ -120,8 +122,6 @@ class CudaGraphReplay:
 
     def _capture(self, plan, feed_values) -> bool:
         cp = backend.cupy_module()
-        from .executor import _run_steps
-
         variables = self.resources.variables
         before = {n: variables.get(n) for n in self.var_names}
         if any(v is None or not backend.is_device_array(v) for v in before.values()):
@@ -138,15 +138,14 @@ class CudaGraphReplay:
                 vals[cslot] = buf
                 copy_slots.add(cslot)
                 statics.append(buf)
-            steps = [st for st, full in zip(plan._fast, plan._steps_full) if not
-                     (isinstance(full[4], CopyNode) and full[3][0] in copy_slots)]
+            nodes = [n for n in plan.nodes if not (n.kind is NodeKind.TRANSFER and n.outputs[0] in copy_slots)]
             stream = self.stream or cp.cuda.Stream(non_blocking=False)
             ok = False
             try:
                 with stream:
                     stream.begin_capture()
                     try:
-                        _run_steps(steps, vals)
+                        run_nodes(nodes, vals)
                         for n, old in before.items():
                             new = variables.get(n)
                             if new is not old:
@@ -160,7 +159,7 @@ class CudaGraphReplay:
                     graph = stream.end_capture()
                 ok = True
             except Exception as e:  # noqa: BLE001  (a kernel that cannot be captured)
-                self.last_error = getattr(e, "error", e)  # executor._StepFailed carries the kernel's error
+                self.last_error = getattr(e, "error", e)  # plan.NodeFailed carries the kernel's error
             finally:
                 # the arrays the step stored (e.g. an optimizer's new slot values) are graph memory:
                 # keep them alive with the graph, or the pool could hand them out again

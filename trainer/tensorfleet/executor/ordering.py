@@ -1,18 +1,18 @@
-"""Which nodes a plan runs and in what order: pruning to the fetches, then two reorderings.
+"""The plan's first two stages: which ops a plan runs (`prune`) and in what order (`order`).
 
-Part of the executor (`executor.ExecutionPlan` calls `prune` when it builds a
-plan). `prune` walks back from the fetched ops and targets to what they need
-(fed tensors cut the walk) and returns a topological order; variable updates
-then sink after everything independent of them, and shape-only readers rise to
-right after their input's producer. Only the order among independent nodes
-changes; every data and control dependency is kept.
+Part of the executor (`plan.build_plan` calls both). `prune` walks back from the
+fetched ops and targets to what they need (fed tensors cut the walk) and returns
+a topological order; `order` then sinks variable updates after everything
+independent of them and raises shape-only readers to right after their input's
+producer. Only the order among independent nodes changes; every data and control
+dependency is kept.
 """
 from __future__ import annotations
 
 import heapq
 from typing import Sequence
 
-from .graph import Operation
+from ..graph import Operation
 
 
 def prune(fetch_ops: Sequence[Operation], fed: set) -> list:
@@ -39,7 +39,13 @@ def prune(fetch_ops: Sequence[Operation], fed: set) -> list:
             for t in reversed(op._inputs):
                 if t not in fed and not state.get(t._op):
                     stack.append((t._op, False))
-    return _hoist_shape_reads(_sink_updates(order, fed))
+    return order
+
+
+def order(ops: list, fed: set) -> list:
+    """`ops` (a topological order, e.g. from `prune`) reordered for the sequential run: updates late,
+    shape readers early. Every dependency is kept."""
+    return _hoist_shape_reads(_sink_updates(ops, fed))
 
 
 #: op types that write a variable: the sequential order runs them as late as the graph allows
@@ -68,7 +74,7 @@ def _sink_updates(order: list, fed: set) -> list:
         for j in deps:
             consumers[j].append(i)
     is_update = [op.type.startswith(_UPDATE_PREFIXES) for op in order]
-    ready = [[], []]  # heaps of indices: other nodes, updates
+    ready: list[list[int]] = [[], []]  # heaps of indices: other nodes, updates
     for i, n in enumerate(pending):
         if not n:
             heapq.heappush(ready[is_update[i]], i)

@@ -1,7 +1,7 @@
-"""Kernel wrappers the executor puts around steps that run on a device other than the host.
+"""Kernel wrappers the executor puts around nodes that run on a device other than the host.
 
-Part of the executor (`executor.ExecutionPlan` applies them when it binds a
-node to its device's kernel): on real GPUs shape arithmetic stays on the host
+Part of the executor (the plan's `bind_kernels` stage applies them when it binds
+a node to its device's kernel): on real GPUs shape arithmetic stays on the host
 (`gpu_host_memory`, TF's HostMemory/int32 rule) and host inputs are uploaded;
 on a simulated, capped GPU outputs are checked against the cap; in a plan over
 several GPUs each step makes its device current.
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plan_order import SHAPE_READERS  # their kernels return host values on any device
+from ..kernels.backend import cupy_module
+from .ordering import SHAPE_READERS  # their kernels return host values on any device
 
 
 def gpu_host_memory(op, fn, ins, host_slots: set, gpu_xp):
@@ -21,7 +22,7 @@ def gpu_host_memory(op, fn, ins, host_slots: set, gpu_xp):
     int32 Const on GPUs, integer ops whose data inputs are all such host values (`tf.shape(x)[0] * 2`,
     `tf.stack([n, -1])`) and int32 constants run on the host with numpy, so their results stay host
     values too. Any other kernel gets its host inputs uploaded (cupy rejects numpy operands), except
-    those it reads on the host (`registry.host_inputs`: shapes, sizes).
+    those it reads on the host (`kernels.registry.host_inputs`: shapes, sizes).
     """
     host_in = [k for k, s in enumerate(ins) if s in host_slots]
     integer = bool(op._outputs) and all(o.dtype.is_integer for o in op._outputs) and not op.op_def.stateful
@@ -64,22 +65,18 @@ def checked_outputs(fn, mem):
     return checked
 
 
-def on_cuda_device(step, cuda_id):
-    fn, ctx, ins, out = step
-    from .kernels.backend import cupy_module
-
+def on_cuda_device(fn, cuda_id: int):
+    """`fn` making CUDA device `cuda_id` current while it runs (plans over several GPUs)."""
     dev = cupy_module().cuda.Device(cuda_id)
 
     def on_device(c, *args):
         with dev:
             return fn(c, *args)
 
-    return on_device, ctx, ins, out
+    return on_device
 
 
 def use_cuda_device(cuda_id: int) -> None:
-    from .kernels.backend import cupy_module
-
     cp = cupy_module()
     if cp.cuda.runtime.getDevice() != cuda_id:
         cp.cuda.runtime.setDevice(cuda_id)

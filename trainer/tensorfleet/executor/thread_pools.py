@@ -1,6 +1,6 @@
 """Inter-op thread pools (one small pool per device) and intra-op BLAS threads.
 
-Sits under the executor: a concurrent run hands expensive ready nodes to the
+Part of the executor: a concurrent run (`concurrent.py`) hands expensive ready nodes to the
 pool of their device. Pools are process-wide: the first session creates them
 with its `inter_op_parallelism_threads` and later sessions reuse them, unless a
 session asks for `use_per_session_threads` (then it owns pools that close with
@@ -9,14 +9,18 @@ threadpoolctl (process-wide, like the BLAS library itself).
 
 Workers are plain daemon threads blocked on a `queue.SimpleQueue`; a task is
 `(fn, args)`. A thread hand-off costs ~75-110 us on our VMs, so the executor
-only submits work that is worth it (see `executor`).
+only submits work that is worth it (see `execution.py`).
 """
 from __future__ import annotations
 
+import json
 import os
 import queue
 import threading
 from typing import Callable, Optional
+
+from ..kernels.backend import cupy_module
+from ..kernels import fp_state
 
 _SHARED: Optional["PoolSet"] = None
 _SHARED_LOCK = threading.Lock()
@@ -47,6 +51,7 @@ class WorkerPool:
         return self._q.qsize()
 
     def _loop(self) -> None:
+        fp_state.quiet_this_thread()  # kernels here produce NaN/Inf silently, as on the session's thread
         if self._init is not None:
             self._init()
         get = self._q.get
@@ -68,8 +73,6 @@ class WorkerPool:
 
 def _cuda_init(cuda_id: int) -> Callable[[], None]:
     def init():
-        from .kernels.backend import cupy_module
-
         cupy_module().cuda.Device(cuda_id).use()
 
     return init
@@ -162,8 +165,6 @@ def shared_machine_blas_threads(environ=None) -> Optional[int]:
         return max(1, (os.cpu_count() or 1) // n) if n > 1 else None
     tf_config = env.get("TF_CONFIG")
     if tf_config:
-        import json
-
         try:
             cluster = json.loads(tf_config).get("cluster") or {}
             tasks = sum(len(v) for v in cluster.values() if isinstance(v, (list, dict)))
@@ -180,7 +181,7 @@ def apply_shared_machine_blas_default() -> Optional[int]:
         n = shared_machine_blas_threads()
         _BLAS_DEFAULT_APPLIED = n or 0
         if n:
-            from threadpoolctl import threadpool_limits
+            from threadpoolctl import threadpool_limits  # late: only processes that limit BLAS threads load it
 
             threadpool_limits(limits=n, user_api="blas")
     return _BLAS_DEFAULT_APPLIED or None
@@ -197,7 +198,7 @@ class IntraOpThreads:
         self.num_threads = num_threads
         self._limiter = None
         if num_threads > 0:
-            from threadpoolctl import threadpool_limits
+            from threadpoolctl import threadpool_limits  # late: only processes that limit BLAS threads load it
 
             self._limiter = threadpool_limits(limits=num_threads, user_api="blas")
         else:

@@ -15,7 +15,7 @@ import glob as _glob
 import os as _os
 import shutil as _shutil
 
-from . import errors
+from .. import errors
 
 __all__ = ["Copy", "DeleteRecursively", "Exists", "FastGFile", "GFile", "Glob", "IsDirectory", "ListDirectory",
            "MakeDirs", "MkDir", "Open", "Remove", "Rename", "Stat", "Walk"]
