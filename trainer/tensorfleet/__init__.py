@@ -33,6 +33,7 @@ from .ops.scan_sort_ops import *  # noqa: F401,F403
 from .ops.index_ops import *  # noqa: F401,F403
 from .ops.scatter_ops import *  # noqa: F401,F403
 from .ops.check_ops import *  # noqa: F401,F403
+from .ops.data_flow_ops import *  # noqa: F401,F403  (tf.FIFOQueue & co, tf.ConditionalAccumulator)
 from .ops.numerics import *  # noqa: F401,F403  (tf.check_numerics, tf.verify_tensor_all_finite, ...)
 from .ops.nn_ops import sigmoid, tanh  # noqa: F401  (tf.sigmoid / tf.tanh; the rest of nn stays in tf.nn)
 from .op_registry import NotDifferentiable, RegisterGradient

@@ -24,7 +24,7 @@ from .config import DeviceStepStats, NodeExecStats
 from .devices import local_devices
 from .graph import Graph, Operation, Tensor, _default_session_stack
 from .default_graph import get_default_graph
-from .kernels import ResourceStore, fp_state
+from .kernels import ResourceStore, fp_state, queue_kernels
 from .kernels.backend import to_host
 from .executor import ExecutionPlan
 from .placement import Placer, log_placement
@@ -164,6 +164,7 @@ class BaseSession:
                               log_device_placement=config.log_device_placement)
         self._logged_copies: set = set()
         self._inter_op_threads = config.inter_op_parallelism_threads
+        self._timeout_ms = config.operation_timeout_in_ms or 0
         if self._inter_op_threads >= 0 and self._inter_op_threads != 1:
             self._pools, self._owns_pools = pools_for_session(config)
         self._intra = IntraOpThreads(config.intra_op_parallelism_threads)
@@ -221,7 +222,12 @@ class BaseSession:
             trace = []
         fp_token = fp_state.enter()  # numpy's floating-point warnings off: TF's kernels make NaN/Inf silently
         try:
-            results = plan.run(feed_values, trace)
+            timeout_ms = (getattr(options, "timeout_in_ms", 0) if options is not None else 0) or self._timeout_ms
+            if timeout_ms > 0:
+                with queue_kernels.run_deadline(timeout_ms):  # blocking kernels (queues) honour it
+                    results = plan.run(feed_values, trace)
+            else:
+                results = plan.run(feed_values, trace)
         finally:
             fp_state.exit(fp_token)
         if trace is not None:
@@ -294,6 +300,7 @@ class BaseSession:
         if self._closed:
             return
         self._closed = True
+        queue_kernels.cancel_blocked(self._resources)  # a dequeue blocked in another thread fails, not hangs
         self._plans.clear()
         if self._owns_pools and self._pools is not None:
             self._pools.shutdown()

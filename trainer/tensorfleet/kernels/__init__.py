@@ -1,6 +1,6 @@
 """Kernels: numpy/cupy implementations of every op, registered per device type and dtype."""
 from . import (array_kernels, conv_kernels, core_kernels, math_kernels, nn_kernels, random_kernels,  # noqa: F401
                train_kernels)
-from . import check_kernels, index_kernels, scan_sort_kernels  # noqa: F401
+from . import check_kernels, index_kernels, queue_kernels, scan_sort_kernels  # noqa: F401
 from .registry import KernelContext, has_kernel, lookup, register_kernel  # noqa: F401
 from .resources import ResourceStore  # noqa: F401

@@ -7,6 +7,8 @@ format documented in `docs/checkpoint-format.md`.
 """
 from . import training_ops  # noqa: F401  (registers the Apply* ops)
 from .adagrad import AdagradOptimizer
+from .coordinator import Coordinator, LooperThread
+from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from .adam import AdamOptimizer
 from .gradient_descent import GradientDescentOptimizer
 from .learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay, natural_exp_decay,
@@ -25,4 +27,5 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "CheckpointState", "get_or_create_global_step", "get_global_step", "create_global_step",
            "global_step", "assert_global_step", "ExponentialMovingAverage", "exponential_decay",
            "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay",
-           "remove_checkpoint", "get_checkpoint_mtimes"]
+           "remove_checkpoint", "get_checkpoint_mtimes", "Coordinator", "LooperThread", "QueueRunner",
+           "add_queue_runner", "start_queue_runners"]
