@@ -100,7 +100,7 @@ class QueueState:
             raise errors.InvalidArgumentError(None, ctx.op, f"{ctx.op.name}: expected {len(self.dtypes)} components "
                                                             f"for queue {self.name}, got {len(comps)}")
         out = []
-        for i, (c, dt) in enumerate(zip(comps, self.dtypes)):
+        for i, (c, dt) in enumerate(zip(comps, self.dtypes, strict=True)):
             a = np.asarray(c, dtype=dt.as_numpy_dtype)
             shape = self.shapes[i] if self.shapes else None
             got = a.shape[1:] if batched else a.shape
@@ -143,7 +143,7 @@ class QueueState:
 def _fits(got, shape, padded: bool) -> bool:
     if len(got) != len(shape):
         return False
-    return all(d is None or d == -1 or d == g for g, d in zip(got, shape))
+    return all(d is None or d == -1 or d == g for g, d in zip(got, shape, strict=True))
 
 
 def _lookup(ctx, factory):

@@ -123,7 +123,7 @@ class QueueBase:
         vals = _as_list(vals) if isinstance(vals, (list, tuple)) else [vals]
         if len(vals) != len(self._dtypes):
             raise ValueError(f"Expected {len(self._dtypes)} components for queue {self._name}, got {len(vals)}")
-        return [convert_to_tensor(v, dtype=dt) for v, dt in zip(vals, self._dtypes)]
+        return [convert_to_tensor(v, dtype=dt) for v, dt in zip(vals, self._dtypes, strict=True)]
 
     def enqueue(self, vals, name=None):
         return self._op("QueueEnqueue", self._components(vals), name)
