@@ -9,6 +9,13 @@ from . import training_ops  # noqa: F401  (registers the Apply* ops)
 from .adagrad import AdagradOptimizer
 from .coordinator import Coordinator, LooperThread
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners
+from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListener, FeedFnHook, FinalOpsHook,
+                                      GlobalStepWaiterHook, LoggingTensorHook, NanLossDuringTrainingError,
+                                      NanTensorHook, SecondOrStepTimer, SessionRunArgs, SessionRunContext,
+                                      SessionRunHook, SessionRunValues, StepCounterHook, StopAtStepHook)
+from .session_manager import SessionManager, report_uninitialized_variables
+from .monitored_session import (ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold,
+                                SessionCreator, SingularMonitoredSession, WorkerSessionCreator)
 from .adam import AdamOptimizer
 from .gradient_descent import GradientDescentOptimizer
 from .learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay, natural_exp_decay,
@@ -28,4 +35,9 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "global_step", "assert_global_step", "ExponentialMovingAverage", "exponential_decay",
            "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay",
            "remove_checkpoint", "get_checkpoint_mtimes", "Coordinator", "LooperThread", "QueueRunner",
-           "add_queue_runner", "start_queue_runners"]
+           "add_queue_runner", "start_queue_runners", "CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook",
+           "FinalOpsHook", "GlobalStepWaiterHook", "LoggingTensorHook", "NanLossDuringTrainingError", "NanTensorHook",
+           "SecondOrStepTimer", "SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues",
+           "StepCounterHook", "StopAtStepHook", "SessionManager", "ChiefSessionCreator", "MonitoredSession",
+           "MonitoredTrainingSession", "Scaffold", "SessionCreator", "SingularMonitoredSession",
+           "WorkerSessionCreator", "report_uninitialized_variables"]
