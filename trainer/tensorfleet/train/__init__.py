@@ -14,6 +14,7 @@ from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListen
                                       NanTensorHook, SecondOrStepTimer, SessionRunArgs, SessionRunContext,
                                       SessionRunHook, SessionRunValues, StepCounterHook, StopAtStepHook)
 from .session_manager import SessionManager, report_uninitialized_variables
+from .supervisor import Supervisor
 from .monitored_session import (ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold,
                                 SessionCreator, SingularMonitoredSession, WorkerSessionCreator)
 from .adam import AdamOptimizer
@@ -40,4 +41,4 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "SecondOrStepTimer", "SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues",
            "StepCounterHook", "StopAtStepHook", "SessionManager", "ChiefSessionCreator", "MonitoredSession",
            "MonitoredTrainingSession", "Scaffold", "SessionCreator", "SingularMonitoredSession",
-           "WorkerSessionCreator", "report_uninitialized_variables"]
+           "WorkerSessionCreator", "report_uninitialized_variables", "Supervisor"]

@@ -1,0 +1,104 @@
+"""tf.train.Supervisor against TF 1.15's documented semantics: chief init/restore, services, stop, managed_session."""
+import os
+import re
+import time
+
+import pytest
+
+import tensorfleet as tf
+
+WAIT = 30.0
+
+
+def _model():
+    gs = tf.train.get_or_create_global_step()
+    w = tf.Variable(1.0, name="w")
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(w * w, global_step=gs)
+    return gs, w, train
+
+
+def _saved_steps(d):
+    return sorted({int(m.group(1)) for f in os.listdir(d) for m in [re.match(r"model\.ckpt-(\d+)\.index$", f)] if m})
+
+
+def test_chief_initialises_saves_on_its_timer_and_a_new_chief_restores(tmp_path):
+    logdir = str(tmp_path)
+    with tf.Graph().as_default():
+        gs, w, train = _model()
+        sv = tf.train.Supervisor(logdir=logdir, save_model_secs=0.05, save_summaries_secs=0)
+        assert sv.is_chief and sv.global_step is gs and sv.saver is not None
+        with sv.managed_session() as sess:
+            for _ in range(4):
+                sess.run(train)
+            deadline = time.monotonic() + WAIT
+            while 4 not in _saved_steps(logdir) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        assert sv.should_stop()
+        assert 4 in _saved_steps(logdir)
+    with tf.Graph().as_default():
+        gs, w, train = _model()
+        sv = tf.train.Supervisor(logdir=logdir, save_model_secs=0, save_summaries_secs=0)
+        sess = sv.prepare_or_wait_for_session()
+        assert sess.run(gs) == 4 and abs(sess.run(w) - 0.8 ** 4) < 1e-6  # restored, not re-initialised
+        sv.stop()
+        sess.close()
+
+
+def test_managed_session_reraises_body_errors_but_not_out_of_range():
+    with tf.Graph().as_default():
+        _model()
+        sv = tf.train.Supervisor(save_model_secs=0, save_summaries_secs=0)
+        with pytest.raises(ValueError, match="bad step"):
+            with sv.managed_session():
+                raise ValueError("bad step")
+        with sv.managed_session():
+            raise tf.errors.OutOfRangeError(None, None, "input done")
+        assert sv.should_stop()
+
+
+def test_non_chief_waits_for_the_chief_then_gives_up():
+    with tf.Graph().as_default():
+        _model()
+        sv = tf.train.Supervisor(is_chief=False, save_model_secs=0)
+        assert sv.session_manager is not None
+        t0 = time.monotonic()
+        with pytest.raises(tf.errors.DeadlineExceededError, match="w"):  # nobody initialises w in this process
+            sv.prepare_or_wait_for_session(max_wait_secs=0.4)
+        assert time.monotonic() - t0 < WAIT
+        with pytest.raises(RuntimeError, match="summary writer"):
+            sv.summary_computed(None, b"")
+
+
+def test_queue_runners_loop_and_stop():
+    with tf.Graph().as_default():
+        q = tf.FIFOQueue(2, tf.float32, shapes=[[]])
+        qr = tf.train.QueueRunner(q, [q.enqueue([1.0])])
+        _model()
+        deq = q.dequeue()
+        sv = tf.train.Supervisor(save_model_secs=0, save_summaries_secs=0)
+        sess = sv.prepare_or_wait_for_session(start_standard_services=False)
+        threads = sv.start_queue_runners(sess, [qr])
+        assert len(threads) == 2
+        assert sess.run(deq, options=tf.RunOptions(timeout_in_ms=int(WAIT * 1000))) == 1.0
+        ticks = []
+        sv.loop(0.01, lambda: ticks.append(1))
+        deadline = time.monotonic() + WAIT
+        while len(ticks) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(ticks) >= 3
+        sv.request_stop()
+        sv.stop()  # joins the queue-runner threads (blocked on the full queue: cancelled) and the looper
+        assert not any(t.is_alive() for t in threads)
+        sess.close()
+
+
+def test_init_feed_dict_and_init_fn():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [])
+        v = tf.Variable(x, name="v")
+        seen = []
+        sv = tf.train.Supervisor(init_feed_dict={x: 7.0}, init_fn=lambda s: seen.append(s.run(v)),
+                                 save_model_secs=0)
+        with sv.managed_session() as sess:
+            assert sess.run(v) == 7.0
+        assert seen == [7.0]
