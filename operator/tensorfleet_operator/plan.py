@@ -23,9 +23,11 @@ from . import api, children
 from .api import CleanPodPolicy, ConditionType as C, ReplicaType, TerminalReason
 from .children import ChildOptions
 from .conditions import get_condition, is_finished, is_true, parse_timestamp, set_condition, timestamp
+from .entries import carry_pod_restarts, entries_of, mark_cleaned_up, retire_pod_state, sanitize_status, \
+    set_pod_state, settle_finished_job
 from .spec import InvalidSpec, JobSpec, parse_job, spec_hash
-from .status import TERMINATING, PodView, controller_uid, is_retryable, is_running, observe_pod, \
-    replica_counts, succeeded
+from .status import FAILED, PENDING, RUNNING, SUCCEEDED, TERMINATING, PodView, controller_uid, is_retryable, \
+    is_running, observe_pod, replica_counts, succeeded
 
 MANAGED_BY = ('', 'kubeflow.org/training-operator', 'tensorfleet.io/operator')
 BLOCKED_RETRY_SECONDS = 5.0
@@ -66,8 +68,10 @@ class _Observed:
     raw_pods: dict[str, dict[str, Any]]
 
 
-def _observe(uid: str, pods: list[dict[str, Any]], services: list[dict[str, Any]]) -> _Observed:
+def _observe(uid: str, pods: list[dict[str, Any]], services: list[dict[str, Any]],
+             job: JobSpec | None) -> _Observed:
     obs = _Observed({}, set(), set(), {})
+    policies = {t: r.restart_policy for t, r in job.replicas.items()} if job else {}
     for pod in pods:
         meta = pod.get('metadata') if isinstance(pod, dict) else None
         name = meta.get('name') if isinstance(meta, dict) else None
@@ -75,6 +79,8 @@ def _observe(uid: str, pods: list[dict[str, Any]], services: list[dict[str, Any]
             continue
         try:
             view = observe_pod(pod) if controller_uid(pod) == uid else None
+            if view is not None and view.rtype in policies:
+                view = observe_pod(pod, policies[view.rtype])
         except (TypeError, AttributeError, ValueError):    # unreadable: treat it as not ours
             view = None
         if view is None:
@@ -103,17 +109,21 @@ def _job_ref(body: dict[str, Any]) -> str:
     return f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
 
 
-def _delete_children(plan: Plan, obs: _Observed, only_phases: tuple[str, ...] | None = None) -> None:
+def _delete_children(plan: Plan, obs: _Observed, only_phases: tuple[str, ...] | None = None) -> list[PodView]:
+    """Delete the pods (and their services) in ``only_phases`` (all if None); return the pods' views."""
+    deleted = []
     for name, view in obs.pods.items():
         if view.phase == TERMINATING:
             continue
         if only_phases is not None and view.phase not in only_phases:
             continue
         plan.delete_pods.append(name)
+        deleted.append(view)
         if name in obs.services:
             plan.delete_services.append(name)
     if only_phases is None:
         plan.delete_services.extend(sorted(obs.services - set(plan.delete_services)))
+    return deleted
 
 
 def _finish(plan: Plan, ctype: C, reason: TerminalReason, message: str, now: datetime.datetime,
@@ -129,15 +139,20 @@ def _finish(plan: Plan, ctype: C, reason: TerminalReason, message: str, now: dat
 
 
 def _finished(plan: Plan, job: JobSpec | None, obs: _Observed, now: datetime.datetime, gang: bool) -> None:
-    """A finished job: apply cleanPodPolicy, drop the PodGroup, and time the TTL."""
+    """A finished job: settle its replica entries, apply cleanPodPolicy, drop the PodGroup, and
+    time the TTL. ``cleanPodPolicy: Running`` deletes only replicas that have not finished (by the
+    container rule of ``status.py``, not by a pod phase that may still say Running)."""
     status = plan.status
+    settle_finished_job(status, obs.pods, status.get('reason') == TerminalReason.SUCCEEDED.value)
     policy = job.run_policy.clean_pod_policy if job else CleanPodPolicy.ALL
     if status.get('reason') in (TerminalReason.DEADLINE_EXCEEDED.value, TerminalReason.INVALID_SPEC.value):
         policy = CleanPodPolicy.ALL    # Kubeflow deletes everything on deadline; invalid specs leave nothing
+    deleted: list[PodView] = []
     if policy is CleanPodPolicy.ALL:
-        _delete_children(plan, obs)
+        deleted = _delete_children(plan, obs)
     elif policy is CleanPodPolicy.RUNNING:
-        _delete_children(plan, obs, only_phases=('Running', 'Pending', 'Unknown'))
+        deleted = _delete_children(plan, obs, only_phases=(RUNNING, PENDING, 'Unknown'))
+    mark_cleaned_up(status, deleted, policy.value)
     plan.delete_pod_group = gang
     ttl = job.run_policy.ttl_seconds_after_finished if job else None
     done = parse_timestamp(status.get('completionTime'))
@@ -184,79 +199,6 @@ def _invalid(plan: Plan, body: dict[str, Any], err: InvalidSpec, obs: _Observed,
     return plan
 
 
-def sanitize_status(raw: Any) -> dict[str, Any]:
-    """A deep copy of the stored status with anything malformed dropped (never trust input)."""
-    if not isinstance(raw, dict):
-        return {}
-    status = copy.deepcopy(raw)
-    status.pop('lastReconcileTime', None)
-    for key in ('startTime', 'completionTime', 'allRunningTime', 'reason', 'message', 'observedSpecHash'):
-        if key in status and not isinstance(status[key], str):
-            del status[key]
-    if not isinstance(status.get('restarts', 0), int):
-        del status['restarts']
-    conds = status.get('conditions')
-    if conds is not None:
-        status['conditions'] = [c for c in conds if isinstance(c, dict) and isinstance(c.get('type'), str)] \
-            if isinstance(conds, list) else []
-    replicas = status.get('replicaStatuses')
-    if replicas is not None:
-        clean = {}
-        for rtype, rs in (replicas.items() if isinstance(replicas, dict) else ()):
-            if not isinstance(rs, dict):
-                continue
-            entries = rs.get('replicas')
-            rs['replicas'] = [e for e in entries if isinstance(e, dict) and isinstance(e.get('index'), int)
-                              and all(isinstance(e.get(k, 0), int) and not isinstance(e.get(k, 0), bool)
-                                      for k in ('recreations', 'restarts', 'earlierPodRestarts'))
-                              and all(isinstance(e.get(k), str) for k in ('podUID', 'restartedPodUID') if k in e)] \
-                if isinstance(entries, list) else []
-            clean[rtype] = rs
-        status['replicaStatuses'] = clean
-    return status
-
-
-def _entries(status: dict[str, Any], rtype: ReplicaType, count: int) -> list[dict[str, Any]]:
-    old = ((status.get('replicaStatuses') or {}).get(rtype.value) or {}).get('replicas') or []
-    by_index = {e.get('index'): e for e in old if isinstance(e, dict)}
-    return [copy.deepcopy(by_index.get(i, {'index': i})) for i in range(count)]
-
-
-def _carry_pod_restarts(entry: dict[str, Any]) -> None:
-    """The index's pod is going away: keep its in-place (kubelet) restarts, as last counted in
-    ``restarts``, in ``earlierPodRestarts``, so the index's and the job's restarts never go down."""
-    earlier = entry.get('earlierPodRestarts', 0)
-    last_in_place = entry.get('restarts', 0) - entry.get('recreations', 0) - earlier
-    if last_in_place > 0:
-        entry['earlierPodRestarts'] = earlier + last_in_place
-
-
-POD_STATE_KEYS = ('exitCode', 'reason', 'message')
-LAST_POD_STATE_KEYS = ('lastExitCode', 'lastReason', 'lastMessage')
-
-
-def _retire_pod_state(entry: dict[str, Any]) -> None:
-    """The index's pod went away (restarted, vanished) or was replaced: its ``exitCode``,
-    ``reason`` and ``message`` become ``lastExitCode``, ``lastReason`` and ``lastMessage``,
-    together (a field the pod did not have is removed, never left from an older pod)."""
-    if any(k in entry for k in POD_STATE_KEYS):
-        for key, last in zip(POD_STATE_KEYS, LAST_POD_STATE_KEYS):
-            if key in entry:
-                entry[last] = entry.pop(key)
-            else:
-                entry.pop(last, None)
-
-
-def _set_pod_state(entry: dict[str, Any], exit_code: int | None, reason: str | None,
-                   message: str | None) -> None:
-    """``exitCode``, ``reason`` and ``message`` describe the index's current pod only."""
-    for key, value in zip(POD_STATE_KEYS, (exit_code, reason, message)):
-        if value is None or value == '':
-            entry.pop(key, None)
-        else:
-            entry[key] = value
-
-
 def _suspend(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.datetime, gang: bool) -> None:
     status = plan.status
     _delete_children(plan, obs)
@@ -271,13 +213,13 @@ def _suspend(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.datetime, g
         status.pop('startTime', None)
         plan.events.append(Event('Normal', api.REASON_SUSPENDED, msg))
     for rtype, rspec in job.replicas.items():
-        entries = _entries(status, rtype, rspec.replicas)
+        entries = entries_of(status, rtype, rspec.replicas)
         for e in entries:      # pods deleted by suspension are not restarts (theirs are kept)
             if e.get('podUID') and e.get('podUID') != e.get('restartedPodUID'):
-                _carry_pod_restarts(e)
+                carry_pod_restarts(e)
             e.pop('podUID', None)
             view = obs.pods.get(children.child_name(job.name, rtype, e['index']))
-            e['phase'] = 'Suspended' if view is None or view.phase != 'Succeeded' else 'Succeeded'
+            e['phase'] = SUCCEEDED if view is not None and view.phase == SUCCEEDED else 'Suspended'
         status.setdefault('replicaStatuses', {})[rtype.value] = {**replica_counts(entries), 'replicas': entries}
 
 
@@ -301,11 +243,11 @@ def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[d
         plan.status = copy.deepcopy(body.get('status') or {})
         return plan
     uid = (body.get('metadata') or {}).get('uid') or ''
-    obs = _observe(uid, pods, services)
     try:
         job = parse_job(body)
     except InvalidSpec as err:
-        return _invalid(plan, body, err, obs, now, gang)
+        return _invalid(plan, body, err, _observe(uid, pods, services, None), now, gang)
+    obs = _observe(uid, pods, services, job)
     conds = status.get('conditions') or []
     if status.get('reason') == TerminalReason.INVALID_SPEC.value:
         # The spec was fixed: start over (the old failure was about a different spec).
@@ -368,7 +310,7 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
     to_restart: list[tuple[dict[str, Any], PodView]] = []
     in_place = 0
     for rtype, rspec in job.replicas.items():
-        entries = _entries(status, rtype, rspec.replicas)
+        entries = entries_of(status, rtype, rspec.replicas)
         all_entries[rtype] = entries
         for entry in entries:
             i = entry['index']
@@ -379,15 +321,15 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
             earlier = entry.get('earlierPodRestarts', 0)
             if view is None:
                 if entry.get('podUID'):
-                    _retire_pod_state(entry)
+                    retire_pod_state(entry)
                 if 'pod/' + name in obs.blocked:
-                    entry['phase'] = 'Pending'
-                    _set_pod_state(entry, None, 'NameTaken', f'a pod named {name} belongs to another owner')
+                    entry['phase'] = PENDING
+                    set_pod_state(entry, None, 'NameTaken', f'a pod named {name} belongs to another owner')
                     plan.requeue(BLOCKED_RETRY_SECONDS)
                 else:
-                    _set_pod_state(entry, None, None, None)
+                    set_pod_state(entry, None, None, None)
                     if entry.get('podUID') and entry.get('podUID') != entry.get('restartedPodUID'):
-                        _carry_pod_restarts(entry)
+                        carry_pod_restarts(entry)
                         earlier = entry.get('earlierPodRestarts', 0)
                         entry['recreations'] += 1      # it vanished (evicted, deleted by hand...)
                         plan.events.append(Event('Warning', api.REASON_RESTARTING,
@@ -395,21 +337,21 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
                         plan.transitions.append(('restarted', rtype.value))
                     entry.pop('podUID', None)
                     entry.pop('restartedPodUID', None)
-                    entry['phase'] = 'Pending'
+                    entry['phase'] = PENDING
                     plan.create_pods.append(children.desired_pod(job, rtype, i, opts))
                 entry['restarts'] = entry['recreations'] + earlier
             else:
                 views[(rtype, i)] = view
                 if entry.get('podUID') and entry['podUID'] != view.uid:
-                    _retire_pod_state(entry)      # replaced without this operator seeing the gap
+                    retire_pod_state(entry)      # replaced without this operator seeing the gap
                 entry['podUID'] = view.uid
                 entry['phase'] = view.phase
                 # A pod already restarted (its delete not yet seen) had its restarts carried over.
                 current = 0 if view.uid == entry.get('restartedPodUID') else view.restarts
                 entry['restarts'] = entry['recreations'] + earlier + current
                 in_place += current
-                _set_pod_state(entry, view.exit_code, view.reason, view.message)
-                if view.phase == 'Failed':
+                set_pod_state(entry, view.exit_code, view.reason, view.message)
+                if view.phase == FAILED:        # finished Failed: the container rule, not status.phase
                     if is_retryable(rspec.restart_policy, view.exit_code):
                         to_restart.append((entry, view))
                     else:
@@ -438,7 +380,7 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
         if limit is not None and restarts >= limit:
             backoff_msg = _failure_message(view, f'backoffLimit {limit} reached after {restarts} restart(s)')
             break
-        _carry_pod_restarts(entry)
+        carry_pod_restarts(entry)
         entry['recreations'] += 1
         entry['restarts'] += 1
         entry['restartedPodUID'] = view.uid
@@ -470,7 +412,7 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
         plan.ensure_secret = True
 
     if not status.get('allRunningTime') and all(
-            e.get('phase') == 'Running' for es in all_entries.values() for e in es):
+            e.get('phase') == RUNNING for es in all_entries.values() for e in es):
         status['allRunningTime'] = timestamp(now)
         plan.transitions.append(('all_running', None))
 

@@ -35,6 +35,11 @@ class Harness:
         self._task: asyncio.Task[None] | None = None
         self.threads: list[ThreadedOperator] = []
         self.group = GROUP
+        # The fake kubelet's lag between a container's termination and the pod's terminal phase
+        # (a real kubelet 1.32: 0.5-1 s; see set_pod). None: the phase never comes.
+        self.terminal_delay: float | None = 0.3
+        self._kubelet_tasks: set[asyncio.Task[None]] = set()
+        self.late_phases: list[tuple[str, str]] = []     # (pod, phase) written late
 
     # -- operator lifecycle -------------------------------------------------
     def config(self, **config: Any) -> OperatorConfig:
@@ -76,6 +81,9 @@ class Harness:
         return op
 
     async def stop(self) -> None:
+        for task in list(self._kubelet_tasks):
+            task.cancel()
+        await asyncio.gather(*self._kubelet_tasks, return_exceptions=True)
         for op in self.threads:
             await op.stop()
         if self._task is not None and self._stop is not None:
@@ -145,8 +153,16 @@ class Harness:
                 if job is None or p['metadata']['labels'].get('training.kubeflow.org/job-name') == job}
 
     async def set_pod(self, name: str, phase: str, exit_code: int | None = None, reason: str | None = None,
-                      restarts: int = 0) -> None:
-        """Play the kubelet: patch a pod's status."""
+                      restarts: int = 0, terminal_delay: float | None | str = 'default') -> None:
+        """Play the kubelet: patch a pod's status, in a real kubelet's order.
+
+        A finishing container (a terminal ``phase`` with an ``exit_code``) is reported first as
+        ``state.terminated`` while ``status.phase`` stays ``Running``; the terminal phase follows
+        ``terminal_delay`` seconds later (default :attr:`terminal_delay`; None: never, as when the
+        pod is deleted before its sandbox is torn down; 0: both at once). The late write is for that
+        pod only (its uid is checked): a pod recreated under the same name is left alone.
+        """
+        delay = self.terminal_delay if terminal_delay == 'default' else terminal_delay
         state: dict[str, Any] = {'running': {'startedAt': '2026-01-01T00:00:00Z'}}
         if exit_code is not None:
             state = {'terminated': {'exitCode': exit_code, 'reason': reason or ('Completed' if exit_code == 0
@@ -155,8 +171,27 @@ class Harness:
             state = {'waiting': {'reason': reason or 'ContainerCreating'}}
         status = {'phase': phase, 'containerStatuses': [
             {'name': 'tensorflow', 'restartCount': restarts, 'state': state}]}
-        await self.call('PATCH', f'/api/v1/namespaces/{NS}/pods/{name}/status', {'status': status},
-                        'application/merge-patch+json')
+        path = f'/api/v1/namespaces/{NS}/pods/{name}/status'
+        if phase in ('Succeeded', 'Failed') and exit_code is not None and delay != 0:
+            status['phase'] = 'Running'
+            pod = await self.call('PATCH', path, {'status': status}, 'application/merge-patch+json')
+            if delay is not None:
+                task = asyncio.create_task(self._late_phase(path, pod['metadata']['uid'], phase, float(delay)))
+                self._kubelet_tasks.add(task)
+                task.add_done_callback(self._kubelet_tasks.discard)
+            return
+        await self.call('PATCH', path, {'status': status}, 'application/merge-patch+json')
+
+    async def _late_phase(self, path: str, uid: str, phase: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        patch = [{'op': 'test', 'path': '/metadata/uid', 'value': uid},
+                 {'op': 'replace', 'path': '/status/phase', 'value': phase}]
+        async with self.kmock.request('PATCH', path, json=patch,
+                                      headers={'Content-Type': 'application/json-patch+json'}) as resp:
+            # 404: deleted meanwhile; 422: another pod of that name now. Both: nothing to report.
+            assert resp.status in (200, 404, 422), (path, resp.status, await resp.text())
+            if resp.status == 200:
+                self.late_phases.append((path.split('/')[-2], phase))
 
     async def delete(self, plural: str, name: str) -> None:
         await self.call('DELETE', f'/api/v1/namespaces/{NS}/{plural}/{name}')

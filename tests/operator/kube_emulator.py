@@ -15,6 +15,7 @@ merge, PUT, server-side apply.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import datetime
 import itertools
@@ -102,6 +103,13 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
     revoked_tokens: frozenset[str] = frozenset()   # bearer tokens answered with 401 (expired)
     unauthorized = 0               # how many requests got 401
 
+    @property
+    def deletes(self) -> collections.Counter[tuple[str, str | None]]:
+        """DELETE requests received, by (plural, name): nothing should be deleted twice."""
+        if '_deletes' not in self.__dict__:
+            self.__dict__['_deletes'] = collections.Counter()
+        return self.__dict__['_deletes']
+
     async def _handle(self, request: Any) -> Any:
         auth = request.headers.get('Authorization') or ''
         if auth.startswith('Bearer ') and auth[len('Bearer '):] in self.revoked_tokens:
@@ -129,6 +137,7 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
                 request.data.append({'op': 'replace', 'path': '/metadata/resourceVersion', 'value': rv})
         elif request.resource is not None and request.action == enums.action.DELETE:
             self._last_rv = next(self._rv)
+            self.deletes[(request.resource.plural, request.name)] += 1
         try:
             return await super()._handle(request)
         except (jsonpatch.JsonPatchConflict, jsonpatch.JsonPatchTestFailed) as e:
