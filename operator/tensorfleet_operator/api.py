@@ -148,3 +148,9 @@ PODGROUP_API = {
 
 # Max length of a child name: Services are DNS-1035 labels.
 MAX_CHILD_NAME = 63
+
+# Bounds that keep one job from taking the operator (or the API server) down. Every pod's TF_CONFIG
+# lists every task, so pod size grows with the job and the job's bytes with its square.
+MAX_REPLICAS_PER_JOB = 1000          # all replica types together (the CRD says it per type too)
+MAX_TF_CONFIG_BYTES = 128 * 1024     # per pod; the API server refuses objects over ~1.5 MiB (etcd)
+POD_CREATE_BATCH = 64                # pod manifests built and sent at a time

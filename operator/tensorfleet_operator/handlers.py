@@ -37,6 +37,7 @@ import secrets
 import socket
 import time
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import kopf
@@ -350,8 +351,10 @@ class Controller:
         if plan.requeue_after is not None and key in self._jobs:
             self.trigger_later(namespace, name, plan.requeue_after + 0.05)
 
-    async def _create_all(self, plural: str, namespace: str, bodies: list[dict[str, Any]],
+    async def _create_all(self, plural: str, namespace: str, bodies: Sequence[dict[str, Any]],
                           errors: list[str]) -> list[str]:
+        """Create in batches of ``api.POD_CREATE_BATCH``: a batch's manifests are built (pods carry
+        the whole TF_CONFIG) only when it is sent, so memory does not grow with the job."""
         client = self.client
         assert client is not None
         path = object_path('', 'v1', plural, namespace)
@@ -362,8 +365,11 @@ class Controller:
             except ApiError as e:
                 errors.append(f"create {plural[:-1]} {obj['metadata']['name']}: {e}")
                 return None
-        results = await asyncio.gather(*(one(b) for b in bodies))
-        return [r for r in results if r]
+        made: list[str] = []
+        for start in range(0, len(bodies), api.POD_CREATE_BATCH):
+            batch = bodies[start:start + api.POD_CREATE_BATCH]
+            made.extend(r for r in await asyncio.gather(*(one(b) for b in batch)) if r)
+        return made
 
     async def _delete_all(self, plural: str, namespace: str, names: list[str], errors: list[str]) -> list[str]:
         client = self.client

@@ -43,7 +43,7 @@ class Event:
 @dataclass
 class Plan:
     status: dict[str, Any]                      # the whole new status
-    create_pods: list[dict[str, Any]] = field(default_factory=list)
+    create_pods: children.PodManifests = field(default_factory=children.PodManifests)   # built on demand
     create_services: list[dict[str, Any]] = field(default_factory=list)
     delete_pods: list[str] = field(default_factory=list)
     delete_services: list[str] = field(default_factory=list)
@@ -245,6 +245,7 @@ def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[d
     uid = (body.get('metadata') or {}).get('uid') or ''
     try:
         job = parse_job(body)
+        children.check_size(job, opts)
     except InvalidSpec as err:
         return _invalid(plan, body, err, _observe(uid, pods, services, None), now, gang)
     obs = _observe(uid, pods, services, job)
@@ -260,6 +261,12 @@ def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[d
     if get_condition(conds, C.CREATED) is None:
         conds = set_condition(conds, C.CREATED, True, api.REASON_CREATED, f'TFJob {ref} is created.', now)
         plan.transitions.append(('created', None))
+        for key in (body['spec'].get('tfReplicaSpecs') or {}):
+            canonical = next(t.value for t in job.replicas if t.value.lower() == str(key).lower())
+            if key != canonical:         # accepted, but kubectl's printer columns read the canonical key
+                plan.events.append(Event('Warning', 'NonCanonicalReplicaKey',
+                                         f'spec.tfReplicaSpecs.{key}: write {canonical!r}; kubectl get tfjobs '
+                                         f'shows the {canonical} column from that exact key'))
         for rtype, rspec in job.replicas.items():     # Kubeflow's warning, once per job
             if rspec.template['spec'].get('restartPolicy') is not None:
                 plan.events.append(Event('Warning', 'SetPodTemplateRestartPolicy',
@@ -303,6 +310,7 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
                        opts: ChildOptions) -> None:
     status = plan.status
     ref = f'{job.namespace}/{job.name}'
+    plan.create_pods = children.PodManifests(job, opts)
     views: dict[tuple[ReplicaType, int], PodView] = {}
     desired_names: set[str] = set()
     all_entries: dict[ReplicaType, list[dict[str, Any]]] = {}
@@ -338,7 +346,7 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
                     entry.pop('podUID', None)
                     entry.pop('restartedPodUID', None)
                     entry['phase'] = PENDING
-                    plan.create_pods.append(children.desired_pod(job, rtype, i, opts))
+                    plan.create_pods.add(rtype, i)
                 entry['restarts'] = entry['recreations'] + earlier
             else:
                 views[(rtype, i)] = view
