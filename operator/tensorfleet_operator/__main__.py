@@ -17,7 +17,9 @@ import socket
 import sys
 from urllib.parse import urlsplit
 
-from . import __version__, api
+from . import __version__
+from .config import CLUSTER_DOMAIN_ENV, GROUP_ENV, api_group
+from .core import api
 
 SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token'
 
@@ -85,9 +87,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument('--gang-scheduler', choices=list(api.GANG_SCHEDULERS), default=None,
                    help='create PodGroups and schedule pods as a gang')
     p.add_argument('--api-group', default=None,
-                   help=f'API group to serve (default ${api.GROUP_ENV} or {api.DEFAULT_GROUP})')
+                   help=f'API group to serve (default ${GROUP_ENV} or {api.DEFAULT_GROUP})')
     p.add_argument('--cluster-domain', default=None,
-                   help=f'suffix after .svc in TF_CONFIG addresses (default ${api.CLUSTER_DOMAIN_ENV})')
+                   help=f'suffix after .svc in TF_CONFIG addresses (default ${CLUSTER_DOMAIN_ENV})')
     p.add_argument('--trainer-metrics-port', type=int, default=api.DEFAULT_TRAINER_METRICS_PORT,
                    help='port injected as TENSORFLEET_METRICS_PORT into the tensorflow container')
     p.add_argument('--max-in-flight', type=int, default=32, help='API requests in flight at once')
@@ -102,10 +104,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.api_group:
-        os.environ[api.GROUP_ENV] = args.api_group
+        os.environ[GROUP_ENV] = args.api_group
     if args.print_crd:
-        from .crd import crd_yaml
-        sys.stdout.write(crd_yaml())
+        from .core.crd import crd_yaml
+        sys.stdout.write(crd_yaml(api_group()))
         return 0
     if args.kubeconfig:
         os.environ['KUBECONFIG'] = args.kubeconfig      # what kopf's kubeconfig login reads
@@ -129,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cluster_domain is not None:
         kwargs['cluster_domain'] = args.cluster_domain
     config = OperatorConfig(
-        api_group=api.api_group(),
+        api_group=api_group(),
         namespaces=tuple(args.namespace),
         standalone=not args.peering,
         peering_name=args.peering,

@@ -14,7 +14,8 @@ import pytest
 
 from kube_emulator import TFJobEmulator, declare_resources
 from tensorfleet_operator.config import OperatorConfig
-from tensorfleet_operator.handlers import Controller, run_operator
+from tensorfleet_operator.controller import Controller
+from tensorfleet_operator.handlers import run_operator
 
 NS = 'ns'
 GROUP = 'tensorfleet.io'

@@ -19,11 +19,12 @@ import jsonschema
 import pytest
 
 from op_builders import template, tfjob
-from tensorfleet_operator import __version__, api
-from tensorfleet_operator.children import ChildOptions, desired_pod, desired_service
-from tensorfleet_operator.crd import open_api_schema
-from tensorfleet_operator.plan import reconcile
-from tensorfleet_operator.spec import InvalidSpec, parse_job, parse_quantity
+from tensorfleet_operator import __version__
+from tensorfleet_operator.core import api
+from tensorfleet_operator.core.children import ChildOptions, desired_pod, desired_service
+from tensorfleet_operator.core.crd import open_api_schema
+from tensorfleet_operator.core.plan import reconcile
+from tensorfleet_operator.core.spec import InvalidSpec, parse_job, parse_quantity
 from test_op_plan import NOW
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -13,8 +13,8 @@ import pytest
 
 from op_builders import pod, tfjob
 from test_op_plan import LATER, conds, step
-from tensorfleet_operator.api import RestartPolicy
-from tensorfleet_operator.status import container_finished, observe_pod
+from tensorfleet_operator.core.api import RestartPolicy
+from tensorfleet_operator.core.observe import container_finished, observe_pod
 
 
 def window(rtype, index, code, **kw):

@@ -10,7 +10,7 @@ import datetime
 import pytest
 
 from op_builders import pod, service, tfjob
-from tensorfleet_operator.plan import reconcile
+from tensorfleet_operator.core.plan import reconcile
 
 NOW = datetime.datetime(2026, 1, 1, 0, 1, 0, tzinfo=datetime.timezone.utc)
 LATER = NOW + datetime.timedelta(seconds=30)

@@ -182,8 +182,8 @@ def open_api_schema() -> dict[str, Any]:
 
 
 def build_crd(group: str | None = None) -> dict[str, Any]:
-    """The whole CRD object for ``group`` (default: the configured group)."""
-    group = group or api.api_group()
+    """The whole CRD object for ``group`` (default ``tensorfleet.io``)."""
+    group = group or api.DEFAULT_GROUP
     columns = [
         {'name': 'State', 'type': 'string', 'jsonPath': '.status.conditions[-1:].type'},
         {'name': 'Reason', 'type': 'string', 'jsonPath': '.status.reason', 'priority': 1},

@@ -1,6 +1,6 @@
 """The reconcile decision: (TFJob, observed children, now) -> a :class:`Plan`.
 
-The heart of the pure core, and the only thing ``handlers.py`` calls. It takes
+The heart of the pure core, and the only thing the shell (``controller.py``) calls. It takes
 the job body, the pods and services that carry the job's label, and the clock,
 and returns what to create and delete, the new ``status``, the events to post
 (one per real change: they are derived from old-vs-new status) and when to look
@@ -26,7 +26,7 @@ from .conditions import get_condition, is_finished, is_true, parse_timestamp, se
 from .entries import carry_pod_restarts, entries_of, mark_cleaned_up, retire_pod_state, sanitize_status, \
     set_pod_state, settle_finished_job
 from .spec import InvalidSpec, JobSpec, parse_job, spec_hash
-from .status import FAILED, PENDING, RUNNING, SUCCEEDED, TERMINATING, PodView, controller_uid, is_retryable, \
+from .observe import FAILED, PENDING, RUNNING, SUCCEEDED, TERMINATING, PodView, controller_uid, is_retryable, \
     is_running, observe_pod, replica_counts, succeeded
 
 MANAGED_BY = ('', 'kubeflow.org/training-operator', 'tensorfleet.io/operator')
@@ -51,6 +51,7 @@ class Plan:
     pod_group: dict[str, Any] | None = None     # create (before any pod) if missing
     delete_pod_group: bool = False
     delete_job: bool = False                    # ttlSecondsAfterFinished expired
+    job: JobSpec | None = None                  # the parsed spec (None if invalid): apply needs no re-parse
     events: list[Event] = field(default_factory=list)
     requeue_after: float | None = None          # seconds until the next timed check
     transitions: list[tuple[str, Any]] = field(default_factory=list)   # for metrics
@@ -154,14 +155,19 @@ def _finished(plan: Plan, job: JobSpec | None, obs: _Observed, now: datetime.dat
         deleted = _delete_children(plan, obs, only_phases=(RUNNING, PENDING, 'Unknown'))
     mark_cleaned_up(status, deleted, policy.value)
     plan.delete_pod_group = gang
-    ttl = job.run_policy.ttl_seconds_after_finished if job else None
-    done = parse_timestamp(status.get('completionTime'))
-    if ttl is not None and done is not None:
-        left = (done + datetime.timedelta(seconds=ttl) - now).total_seconds()
-        if left <= 0:
-            plan.delete_job = True
-        else:
-            plan.requeue(left)
+    _ttl(plan, job.run_policy.ttl_seconds_after_finished if job else None, now)
+
+
+def _ttl(plan: Plan, ttl: int | None, now: datetime.datetime) -> None:
+    """ttlSecondsAfterFinished: delete the job ``ttl`` seconds after completionTime, or look again then."""
+    done = parse_timestamp(plan.status.get('completionTime'))
+    if ttl is None or done is None:
+        return
+    left = (done + datetime.timedelta(seconds=ttl) - now).total_seconds()
+    if left <= 0:
+        plan.delete_job = True
+    else:
+        plan.requeue(left)
 
 
 def _invalid(plan: Plan, body: dict[str, Any], err: InvalidSpec, obs: _Observed, now: datetime.datetime,
@@ -174,13 +180,7 @@ def _invalid(plan: Plan, body: dict[str, Any], err: InvalidSpec, obs: _Observed,
         spec = body.get('spec')
         run_policy = spec.get('runPolicy') if isinstance(spec, dict) else None
         ttl = run_policy.get('ttlSecondsAfterFinished') if isinstance(run_policy, dict) else None
-        done = parse_timestamp(status.get('completionTime'))
-        if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0 and done is not None:
-            left = (done + datetime.timedelta(seconds=ttl) - now).total_seconds()
-            if left <= 0:
-                plan.delete_job = True
-            else:
-                plan.requeue(left)
+        _ttl(plan, ttl if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0 else None, now)
         return plan
     if status.get('reason') == TerminalReason.INVALID_SPEC.value and status.get('observedSpecHash') == digest:
         _finished(plan, None, obs, now, gang)      # already reported; not retried until the spec changes
@@ -249,6 +249,7 @@ def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[d
     except InvalidSpec as err:
         return _invalid(plan, body, err, _observe(uid, pods, services, None), now, gang)
     obs = _observe(uid, pods, services, job)
+    plan.job = job
     conds = status.get('conditions') or []
     if status.get('reason') == TerminalReason.INVALID_SPEC.value:
         # The spec was fixed: start over (the old failure was about a different spec).

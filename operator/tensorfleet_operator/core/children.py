@@ -2,7 +2,7 @@
 Secret and the gang-scheduling PodGroup.
 
 Second step of the pure core (no I/O): given a validated ``JobSpec`` (from
-``spec.py``) it returns plain manifests that ``handlers.py`` creates verbatim.
+``spec.py``) it returns plain manifests that the shell (``apply.py``) creates verbatim.
 Names are deterministic (``<job>-<type>-<index>``), so re-creating is
 idempotent. TF_CONFIG is byte-for-byte Kubeflow's (Go's compact JSON, cluster
 keys sorted, ``"environment":"cloud"``).
@@ -252,7 +252,7 @@ def desired_service(job: JobSpec, rtype: ReplicaType, index: int, opts: ChildOpt
 class PodManifests(Sequence[dict[str, Any]]):
     """The pods a plan creates, built on demand: a job's pods are never all in memory at once
     (each carries a TF_CONFIG listing every task). Index it, iterate it, or take slices
-    (``handlers`` sends :data:`api.POD_CREATE_BATCH` at a time); equal to a list of the same pods."""
+    (``apply.py`` sends :data:`api.POD_CREATE_BATCH` at a time); equal to a list of the same pods."""
 
     def __init__(self, job: JobSpec | None = None, opts: ChildOptions | None = None) -> None:
         self._job, self._opts = job, opts or ChildOptions()

@@ -12,7 +12,7 @@ import copy
 from typing import Any
 
 from .api import ReplicaType
-from .status import FINISHED_PHASES, PodView, replica_counts
+from .observe import FINISHED_PHASES, PodView, replica_counts
 
 
 def sanitize_status(raw: Any) -> dict[str, Any]:
