@@ -30,9 +30,18 @@ def default_login(**kwargs: Any) -> Any:
 def build_registry(controller: Controller, login: LoginFn | None = None,
                    configure: Callable[[kopf.OperatorSettings], None] | None = None) -> kopf.OperatorRegistry:
     """Register the handlers for ``controller.config`` on a fresh registry."""
-    config = controller.config
     registry = kopf.OperatorRegistry()
-    login_fn = login or default_login
+    _register_lifecycle(registry, controller, login or default_login, configure)
+    _register_watches(registry, controller)
+    if controller.config.peering_name:
+        _register_peering(registry, controller, controller.config.peering_name)
+    return registry
+
+
+def _register_lifecycle(registry: kopf.OperatorRegistry, controller: Controller, login_fn: LoginFn,
+                        configure: Callable[[kopf.OperatorSettings], None] | None) -> None:
+    """Start-up settings and metrics endpoint, login, cleanup and the liveness probe."""
+    config = controller.config
 
     @kopf.on.startup(registry=registry)
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
@@ -62,38 +71,38 @@ def build_registry(controller: Controller, login: LoginFn | None = None,
     async def probe_jobs(**_: Any) -> int:
         return controller.known_jobs
 
-    @kopf.on.event(config.api_group, api.VERSION, api.PLURAL, registry=registry)
-    async def tfjob_event(event: dict[str, Any], name: str, namespace: str, **_: Any) -> None:
-        if event.get('type') == 'DELETED':
-            controller.forget(namespace, name)
-        else:
-            controller.trigger(namespace, name)
 
-    async def child_event(body: dict[str, Any], namespace: str, **_: Any) -> None:
-        job = (body.get('metadata', {}).get('labels') or {}).get(api.JOB_NAME_LABEL)
+def _register_watches(registry: kopf.OperatorRegistry, controller: Controller) -> None:
+    """TFJob events trigger (or, DELETED, forget) the job; pod/service events trigger their job."""
+    @kopf.on.event(controller.config.api_group, api.VERSION, api.PLURAL, registry=registry)
+    async def tfjob_event(*, event: Any, name: str, namespace: str | None, **_: Any) -> None:
+        if event.get('type') == 'DELETED':
+            controller.forget(namespace or 'default', name)
+        else:
+            controller.trigger(namespace or 'default', name)
+
+    async def child_event(*, labels: Any, namespace: str | None, **_: Any) -> None:
+        job = labels.get(api.JOB_NAME_LABEL)
         if job:
-            controller.trigger(namespace, job)
+            controller.trigger(namespace or 'default', job)
 
     for plural in ('pods', 'services'):
         kopf.on.event('', 'v1', plural, labels={api.JOB_NAME_LABEL: kopf.PRESENT},
                       registry=registry, id=f'{plural}_event')(child_event)
 
-    if config.peering_name:
-        # kopf runs this daemon only while the operator is not paused by peering (its
-        # daemon_killer stops every daemon on pause; the re-listing after resume respawns it).
-        # The Controller works only while one runs. kopf puts its finalizer on the peering object.
-        peering_name = config.peering_name
 
-        @kopf.daemon(PEERING_GROUP, PEERING_VERSION, peering_plural(config), id='peering_holder',
-                     when=lambda name, **_: name == peering_name, cancellation_timeout=5,
-                     registry=registry)
-        async def peering_holder(stopped: Any, **_: Any) -> None:
-            controller.hold()
-            try:
-                await stopped.wait()
-            finally:
-                controller.release()
-    return registry
+def _register_peering(registry: kopf.OperatorRegistry, controller: Controller, peering_name: str) -> None:
+    """kopf runs this daemon only while the operator is not paused by peering (its daemon_killer
+    stops every daemon on pause; the re-listing after resume respawns it). The controller works
+    only while one runs. kopf puts its finalizer on the peering object."""
+    @kopf.daemon(PEERING_GROUP, PEERING_VERSION, peering_plural(controller.config), id='peering_holder',
+                 when=lambda name, **_: name == peering_name, cancellation_timeout=5, registry=registry)
+    async def peering_holder(stopped: Any, **_: Any) -> None:
+        controller.hold()
+        try:
+            await stopped.wait()
+        finally:
+            controller.release()
 
 
 PEERING_GROUP, PEERING_VERSION = 'kopf.dev', 'v1'
@@ -122,7 +131,7 @@ async def run_operator(config: OperatorConfig, *, controller: Controller | None 
         liveness_endpoint=config.liveness_endpoint,
         stop_flag=stop_flag,
         ready_flag=ready_flag,
-        identity=identity,
+        identity=identity,  # type: ignore[arg-type]   # kopf's Identity is a NewType of str
     )
 
 

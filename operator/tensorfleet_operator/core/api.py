@@ -29,7 +29,7 @@ class ReplicaType(str, Enum):
     EVALUATOR = 'Evaluator'
 
     @property
-    def lower(self) -> str:
+    def lower(self) -> str:  # type: ignore[override]   # a property on purpose: rtype.lower is a name
         """The spelling used in child names, labels and TF_CONFIG (``ps``, ``worker``...)."""
         return self.value.lower()
 

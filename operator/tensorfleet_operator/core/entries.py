@@ -71,7 +71,7 @@ def retire_pod_state(entry: dict[str, Any]) -> None:
     ``reason`` and ``message`` become ``lastExitCode``, ``lastReason`` and ``lastMessage``,
     together (a field the pod did not have is removed, never left from an older pod)."""
     if any(k in entry for k in POD_STATE_KEYS):
-        for key, last in zip(POD_STATE_KEYS, LAST_POD_STATE_KEYS):
+        for key, last in zip(POD_STATE_KEYS, LAST_POD_STATE_KEYS, strict=True):
             if key in entry:
                 entry[last] = entry.pop(key)
             else:
@@ -81,7 +81,7 @@ def retire_pod_state(entry: dict[str, Any]) -> None:
 def set_pod_state(entry: dict[str, Any], exit_code: int | None, reason: str | None,
                    message: str | None) -> None:
     """``exitCode``, ``reason`` and ``message`` describe the index's current pod only."""
-    for key, value in zip(POD_STATE_KEYS, (exit_code, reason, message)):
+    for key, value in zip(POD_STATE_KEYS, (exit_code, reason, message), strict=True):
         if value is None or value == '':
             entry.pop(key, None)
         else:

@@ -81,6 +81,27 @@ def _tf_container_status(pod_status: dict[str, Any]) -> dict[str, Any] | None:
     return statuses[0] if statuses else None
 
 
+def _container_state(tf: dict[str, Any] | None) -> tuple[int | None, str | None, str | None, bool]:
+    """The tensorflow container's last exit code, its abnormal reason and message, and whether it
+    is terminated now (not just last time, before an in-place restart)."""
+    exit_code = reason = message = None
+    now_terminated = False
+    if not tf:
+        return exit_code, reason, message, now_terminated
+    state, last = tf.get('state') or {}, tf.get('lastState') or {}
+    terminated = state.get('terminated') or last.get('terminated')
+    if terminated:
+        exit_code = terminated.get('exitCode')
+        if not isinstance(exit_code, int) or isinstance(exit_code, bool):
+            exit_code = None
+        reason, message = terminated.get('reason'), terminated.get('message')
+        now_terminated = bool(state.get('terminated'))
+    waiting = state.get('waiting')
+    if waiting and waiting.get('reason') not in (None, 'ContainerCreating', 'PodInitializing'):
+        reason, message = waiting.get('reason'), waiting.get('message')
+    return exit_code, reason, message, now_terminated
+
+
 def _kubelet_policy(pod: dict[str, Any], restart_policy: RestartPolicy | None) -> str:
     """The pod's own restartPolicy (what the kubelet applies), else the replica's, else Never."""
     spec = pod.get('spec')
@@ -111,22 +132,7 @@ def observe_pod(pod: dict[str, Any], restart_policy: RestartPolicy | None = None
         pod_phase = 'Unknown'
     restarts = sum(cs.get('restartCount') for cs in status.get('containerStatuses') or []
                    if isinstance(cs.get('restartCount'), int))
-    exit_code = reason = message = None
-    now_terminated = False
-    tf = _tf_container_status(status)
-    if tf:
-        state, last = tf.get('state') or {}, tf.get('lastState') or {}
-        terminated = state.get('terminated') or last.get('terminated')
-        if terminated:
-            exit_code = terminated.get('exitCode')
-            if not isinstance(exit_code, int) or isinstance(exit_code, bool):
-                exit_code = None
-            reason = terminated.get('reason')
-            message = terminated.get('message')
-            now_terminated = bool(state.get('terminated'))
-        waiting = state.get('waiting')
-        if waiting and waiting.get('reason') not in (None, 'ContainerCreating', 'PodInitializing'):
-            reason, message = waiting.get('reason'), waiting.get('message')
+    exit_code, reason, message, now_terminated = _container_state(_tf_container_status(status))
     for cond in status.get('conditions') or []:
         if cond.get('type') == 'PodScheduled' and cond.get('status') == 'False' and cond.get('reason'):
             reason, message = cond.get('reason'), cond.get('message')

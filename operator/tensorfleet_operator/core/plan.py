@@ -223,26 +223,33 @@ def _suspend(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.datetime, g
         status.setdefault('replicaStatuses', {})[rtype.value] = {**replica_counts(entries), 'replicas': entries}
 
 
+def _untouchable(body: dict[str, Any]) -> bool:
+    """Jobs the operator leaves alone: managed by another controller (e.g. MultiKueue), or being
+    deleted (foreground or orphan cascade: recreating children would fight the garbage collector,
+    and Kubeflow skips such jobs too)."""
+    spec = body.get('spec')
+    run_policy = (spec.get('runPolicy') if isinstance(spec, dict) else None) or {}
+    if isinstance(run_policy, dict) and run_policy.get('managedBy') not in (None, *MANAGED_BY):
+        return True
+    return bool((body.get('metadata') or {}).get('deletionTimestamp'))
+
+
 def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[dict[str, Any]],
               now: datetime.datetime, opts: ChildOptions | None = None) -> Plan:
-    """Decide everything for one TFJob. Pure: the same input gives the same plan."""
+    """Decide everything for one TFJob. Pure: the same input gives the same plan.
+
+    ``pods`` and ``services`` are the objects carrying the job's label, as plain dicts (the API
+    server's JSON, or pod-like dicts with ``metadata`` and ``status`` from a local runner).
+    """
     opts = opts or ChildOptions()
     gang = bool(opts.gang_scheduler)
     if not isinstance(body.get('metadata'), dict):
         body = {**body, 'metadata': {}}
-    status = sanitize_status(body.get('status'))
-    plan = Plan(status=status)
-    spec = body.get('spec')
-    run_policy = (spec.get('runPolicy') if isinstance(spec, dict) else None) or {}
-    if isinstance(run_policy, dict) and run_policy.get('managedBy') not in (None, *MANAGED_BY):
-        plan.status = copy.deepcopy(body.get('status') or {})
-        return plan      # another controller (e.g. MultiKueue) owns this job
-    if (body.get('metadata') or {}).get('deletionTimestamp'):
-        # Being deleted (foreground or orphan cascade): the garbage collector is removing the
-        # children; recreating them would fight it (Kubeflow skips such jobs too).
-        plan.status = copy.deepcopy(body.get('status') or {})
-        return plan
-    uid = (body.get('metadata') or {}).get('uid') or ''
+    if _untouchable(body):
+        return Plan(status=copy.deepcopy(body.get('status') or {}))
+    plan = Plan(status=sanitize_status(body.get('status')))
+    status = plan.status
+    uid = body['metadata'].get('uid') or ''
     try:
         job = parse_job(body)
         children.check_size(job, opts)
@@ -250,17 +257,29 @@ def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[d
         return _invalid(plan, body, err, _observe(uid, pods, services, None), now, gang)
     obs = _observe(uid, pods, services, job)
     plan.job = job
-    conds = status.get('conditions') or []
     if status.get('reason') == TerminalReason.INVALID_SPEC.value:
-        # The spec was fixed: start over (the old failure was about a different spec).
-        status.clear()
-        conds = []
-    if is_finished(conds):
+        status.clear()      # the spec was fixed: start over (the old failure was about a different spec)
+    if is_finished(status.get('conditions') or []):
         _finished(plan, job, obs, now, gang)
         return plan
-    ref = f'{job.namespace}/{job.name}'
+    _created(plan, body, job, now)
+    if job.run_policy.suspend:
+        _suspend(plan, job, obs, now, gang)
+        return plan
+    _resumed(plan, job, now)
+    if _past_deadline(plan, job, now):
+        _finished(plan, job, obs, now, gang)
+        return plan
+    _pods_and_services(plan, job, obs, now, opts)
+    return plan
+
+
+def _created(plan: Plan, body: dict[str, Any], job: JobSpec, now: datetime.datetime) -> None:
+    """The Created condition, once, with the warnings about the spec's spelling."""
+    conds = plan.status.get('conditions') or []
     if get_condition(conds, C.CREATED) is None:
-        conds = set_condition(conds, C.CREATED, True, api.REASON_CREATED, f'TFJob {ref} is created.', now)
+        conds = set_condition(conds, C.CREATED, True, api.REASON_CREATED,
+                              f'TFJob {job.namespace}/{job.name} is created.', now)
         plan.transitions.append(('created', None))
         for key in (body['spec'].get('tfReplicaSpecs') or {}):
             canonical = next(t.value for t in job.replicas if t.value.lower() == str(key).lower())
@@ -273,31 +292,33 @@ def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[d
                 plan.events.append(Event('Warning', 'SetPodTemplateRestartPolicy',
                                          f'spec.tfReplicaSpecs.{rtype.value}.template.spec.restartPolicy is '
                                          f'ignored; the replica restartPolicy {rspec.restart_policy.value} applies'))
-    status['conditions'] = conds
-    if job.run_policy.suspend:
-        _suspend(plan, job, obs, now, gang)
-        return plan
-    if is_true(conds, C.SUSPENDED):
-        msg = f'TFJob {ref} is resumed.'
-        status['conditions'] = set_condition(conds, C.SUSPENDED, False, api.REASON_RESUMED, msg, now)
+    plan.status['conditions'] = conds
+
+
+def _resumed(plan: Plan, job: JobSpec, now: datetime.datetime) -> None:
+    status = plan.status
+    if is_true(status['conditions'], C.SUSPENDED):
+        msg = f'TFJob {job.namespace}/{job.name} is resumed.'
+        status['conditions'] = set_condition(status['conditions'], C.SUSPENDED, False, api.REASON_RESUMED, msg, now)
         status['startTime'] = timestamp(now)
         plan.events.append(Event('Normal', api.REASON_RESUMED, msg))
     status.setdefault('startTime', timestamp(now))
 
-    deadline = job.run_policy.active_deadline_seconds
-    if deadline is not None:
-        start = parse_timestamp(status['startTime']) or now
-        left = (start + datetime.timedelta(seconds=deadline) - now).total_seconds()
-        if left <= 0:
-            _finish(plan, C.FAILED, TerminalReason.DEADLINE_EXCEEDED,
-                    f'TFJob {ref} ran longer than activeDeadlineSeconds={deadline}.', now, 'Warning',
-                    TerminalReason.DEADLINE_EXCEEDED.value)
-            _finished(plan, job, obs, now, gang)
-            return plan
-        plan.requeue(left)
 
-    _pods_and_services(plan, job, obs, now, opts)
-    return plan
+def _past_deadline(plan: Plan, job: JobSpec, now: datetime.datetime) -> bool:
+    """activeDeadlineSeconds from startTime: fail the job when it is past, else look again then."""
+    deadline = job.run_policy.active_deadline_seconds
+    if deadline is None:
+        return False
+    start = parse_timestamp(plan.status['startTime']) or now
+    left = (start + datetime.timedelta(seconds=deadline) - now).total_seconds()
+    if left > 0:
+        plan.requeue(left)
+        return False
+    _finish(plan, C.FAILED, TerminalReason.DEADLINE_EXCEEDED,
+            f'TFJob {job.namespace}/{job.name} ran longer than activeDeadlineSeconds={deadline}.', now, 'Warning',
+            TerminalReason.DEADLINE_EXCEEDED.value)
+    return True
 
 
 def _failure_message(view: PodView, why: str) -> str:
@@ -307,82 +328,75 @@ def _failure_message(view: PodView, why: str) -> str:
     return f'pod {view.name} failed ({detail}); {why}'
 
 
-def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.datetime,
-                       opts: ChildOptions) -> None:
-    status = plan.status
-    ref = f'{job.namespace}/{job.name}'
-    plan.create_pods = children.PodManifests(job, opts)
-    views: dict[tuple[ReplicaType, int], PodView] = {}
-    desired_names: set[str] = set()
-    all_entries: dict[ReplicaType, list[dict[str, Any]]] = {}
-    permanent: list[tuple[TerminalReason, str]] = []
-    to_restart: list[tuple[dict[str, Any], PodView]] = []
-    in_place = 0
-    for rtype, rspec in job.replicas.items():
-        entries = entries_of(status, rtype, rspec.replicas)
-        all_entries[rtype] = entries
-        for entry in entries:
-            i = entry['index']
-            name = children.child_name(job.name, rtype, i)
-            desired_names.add(name)
-            view = obs.pods.get(name)
-            entry.setdefault('recreations', 0)
+@dataclass
+class _Pass:
+    """One pass over a running job's replica indices: what was seen and what it calls for."""
+    job: JobSpec
+    obs: _Observed
+    opts: ChildOptions
+    views: dict[tuple[ReplicaType, int], PodView] = field(default_factory=dict)
+    desired: set[str] = field(default_factory=set)
+    entries: dict[ReplicaType, list[dict[str, Any]]] = field(default_factory=dict)
+    permanent: list[tuple[TerminalReason, str]] = field(default_factory=list)
+    to_restart: list[tuple[dict[str, Any], PodView]] = field(default_factory=list)
+    in_place: int = 0
+
+
+def _index_without_pod(plan: Plan, p: _Pass, rtype: ReplicaType, entry: dict[str, Any], name: str) -> None:
+    """No pod of ours for this index: create it (a vanished one counts as a restart)."""
+    earlier = entry.get('earlierPodRestarts', 0)
+    if entry.get('podUID'):
+        retire_pod_state(entry)
+    if 'pod/' + name in p.obs.blocked:
+        entry['phase'] = PENDING
+        set_pod_state(entry, None, 'NameTaken', f'a pod named {name} belongs to another owner')
+        plan.requeue(BLOCKED_RETRY_SECONDS)
+    else:
+        set_pod_state(entry, None, None, None)
+        if entry.get('podUID') and entry.get('podUID') != entry.get('restartedPodUID'):
+            carry_pod_restarts(entry)
             earlier = entry.get('earlierPodRestarts', 0)
-            if view is None:
-                if entry.get('podUID'):
-                    retire_pod_state(entry)
-                if 'pod/' + name in obs.blocked:
-                    entry['phase'] = PENDING
-                    set_pod_state(entry, None, 'NameTaken', f'a pod named {name} belongs to another owner')
-                    plan.requeue(BLOCKED_RETRY_SECONDS)
-                else:
-                    set_pod_state(entry, None, None, None)
-                    if entry.get('podUID') and entry.get('podUID') != entry.get('restartedPodUID'):
-                        carry_pod_restarts(entry)
-                        earlier = entry.get('earlierPodRestarts', 0)
-                        entry['recreations'] += 1      # it vanished (evicted, deleted by hand...)
-                        plan.events.append(Event('Warning', api.REASON_RESTARTING,
-                                                 f'pod {name} disappeared; recreating it'))
-                        plan.transitions.append(('restarted', rtype.value))
-                    entry.pop('podUID', None)
-                    entry.pop('restartedPodUID', None)
-                    entry['phase'] = PENDING
-                    plan.create_pods.add(rtype, i)
-                entry['restarts'] = entry['recreations'] + earlier
-            else:
-                views[(rtype, i)] = view
-                if entry.get('podUID') and entry['podUID'] != view.uid:
-                    retire_pod_state(entry)      # replaced without this operator seeing the gap
-                entry['podUID'] = view.uid
-                entry['phase'] = view.phase
-                # A pod already restarted (its delete not yet seen) had its restarts carried over.
-                current = 0 if view.uid == entry.get('restartedPodUID') else view.restarts
-                entry['restarts'] = entry['recreations'] + earlier + current
-                in_place += current
-                set_pod_state(entry, view.exit_code, view.reason, view.message)
-                if view.phase == FAILED:        # finished Failed: the container rule, not status.phase
-                    if is_retryable(rspec.restart_policy, view.exit_code):
-                        to_restart.append((entry, view))
-                    else:
-                        why = (TerminalReason.PERMANENT_EXIT_CODE
-                               if rspec.restart_policy is api.RestartPolicy.EXIT_CODE
-                               else TerminalReason.REPLICA_FAILED)
-                        permanent.append((why, _failure_message(
-                            view, f'restartPolicy {rspec.restart_policy.value} does not retry it')))
-            if name not in obs.services and 'service/' + name not in obs.blocked:
-                plan.create_services.append(children.desired_service(job, rtype, i, opts))
+            entry['recreations'] += 1      # it vanished (evicted, deleted by hand...)
+            plan.events.append(Event('Warning', api.REASON_RESTARTING, f'pod {name} disappeared; recreating it'))
+            plan.transitions.append(('restarted', rtype.value))
+        entry.pop('podUID', None)
+        entry.pop('restartedPodUID', None)
+        entry['phase'] = PENDING
+        plan.create_pods.add(rtype, entry['index'])
+    entry['restarts'] = entry['recreations'] + earlier
 
-    # Scale-down and type removal: children past the spec are deleted.
-    for name, view in obs.pods.items():
-        if name not in desired_names and view.phase != TERMINATING:
-            plan.delete_pods.append(name)
-    plan.delete_services.extend(sorted(n for n in obs.services - desired_names))
 
-    restarts = sum(e['recreations'] + e.get('earlierPodRestarts', 0) for es in all_entries.values() for e in es) \
-        + in_place
-    limit = job.run_policy.backoff_limit
+def _index_with_pod(p: _Pass, rtype: ReplicaType, entry: dict[str, Any], view: PodView) -> None:
+    """The index's pod as observed; a replica that finished Failed is restarted or fails the job."""
+    p.views[(rtype, entry['index'])] = view
+    if entry.get('podUID') and entry['podUID'] != view.uid:
+        retire_pod_state(entry)      # replaced without this operator seeing the gap
+    entry['podUID'] = view.uid
+    entry['phase'] = view.phase
+    # A pod already restarted (its delete not yet seen) had its restarts carried over.
+    current = 0 if view.uid == entry.get('restartedPodUID') else view.restarts
+    entry['restarts'] = entry['recreations'] + entry.get('earlierPodRestarts', 0) + current
+    p.in_place += current
+    set_pod_state(entry, view.exit_code, view.reason, view.message)
+    if view.phase != FAILED:        # finished Failed: by the container rule, not status.phase
+        return
+    policy = p.job.replicas[rtype].restart_policy
+    if is_retryable(policy, view.exit_code):
+        p.to_restart.append((entry, view))
+    else:
+        why = TerminalReason.PERMANENT_EXIT_CODE if policy is api.RestartPolicy.EXIT_CODE \
+            else TerminalReason.REPLICA_FAILED
+        p.permanent.append((why, _failure_message(view, f'restartPolicy {policy.value} does not retry it')))
+
+
+def _restart(plan: Plan, p: _Pass, now: datetime.datetime) -> str | None:
+    """Delete the pods to restart, counting each once, within backoffLimit; the backoff failure, if any."""
+    ref = f'{p.job.namespace}/{p.job.name}'
+    restarts = p.in_place + sum(e['recreations'] + e.get('earlierPodRestarts', 0)
+                                for es in p.entries.values() for e in es)
+    limit = p.job.run_policy.backoff_limit
     backoff_msg = None
-    for entry, view in to_restart:
+    for entry, view in p.to_restart:
         if entry.get('restartedPodUID') == view.uid:       # counted already; the delete is re-sent
             plan.delete_pods.append(view.name)
             continue
@@ -396,44 +410,71 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
         restarts += 1
         plan.delete_pods.append(view.name)
         msg = _failure_message(view, 'restarting it')
-        status['conditions'] = set_condition(status['conditions'], C.RESTARTING, True, api.REASON_RESTARTING,
-                                             f'TFJob {ref} is restarting: {msg}', now)
+        plan.status['conditions'] = set_condition(plan.status['conditions'], C.RESTARTING, True,
+                                                  api.REASON_RESTARTING, f'TFJob {ref} is restarting: {msg}', now)
         plan.events.append(Event('Warning', api.REASON_RESTARTING, msg))
         plan.transitions.append(('restarted', view.rtype.value))
     if backoff_msg is None and limit is not None and restarts > limit:
         backoff_msg = f'{restarts} restart(s) exceed backoffLimit {limit}'
+    plan.status['restarts'] = restarts
+    return backoff_msg
 
-    replica_statuses = {}
-    for rtype, entries in all_entries.items():
-        counts = replica_counts(entries)
-        replica_statuses[rtype.value] = {
-            **counts,
-            'labelSelector': {'matchLabels': {api.JOB_NAME_LABEL: job.name,
-                                              api.KUBEFLOW_LABEL_PREFIX + api.REPLICA_TYPE: rtype.lower}},
-            'replicas': entries,
-        }
-    status['replicaStatuses'] = replica_statuses
-    status['restarts'] = restarts
 
-    if opts.gang_scheduler and plan.create_pods:
-        plan.pod_group = children.pod_group(job, opts)
+def _replica_statuses(p: _Pass) -> dict[str, dict[str, Any]]:
+    return {rtype.value: {**replica_counts(entries),
+                          'labelSelector': {'matchLabels': {
+                              api.JOB_NAME_LABEL: p.job.name,
+                              api.KUBEFLOW_LABEL_PREFIX + api.REPLICA_TYPE: rtype.lower}},
+                          'replicas': entries}
+            for rtype, entries in p.entries.items()}
+
+
+def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.datetime,
+                       opts: ChildOptions) -> None:
+    status = plan.status
+    plan.create_pods = children.PodManifests(job, opts)
+    p = _Pass(job, obs, opts)
+    for rtype, rspec in job.replicas.items():
+        p.entries[rtype] = entries_of(status, rtype, rspec.replicas)
+        for entry in p.entries[rtype]:
+            name = children.child_name(job.name, rtype, entry['index'])
+            p.desired.add(name)
+            entry.setdefault('recreations', 0)
+            view = obs.pods.get(name)
+            if view is None:
+                _index_without_pod(plan, p, rtype, entry, name)
+            else:
+                _index_with_pod(p, rtype, entry, view)
+            if name not in obs.services and 'service/' + name not in obs.blocked:
+                plan.create_services.append(children.desired_service(job, rtype, entry['index'], opts))
+
+    # Scale-down and type removal: children past the spec are deleted.
+    plan.delete_pods.extend(n for n, v in obs.pods.items() if n not in p.desired and v.phase != TERMINATING)
+    plan.delete_services.extend(sorted(obs.services - p.desired))
+    backoff_msg = _restart(plan, p, now)
+    status['replicaStatuses'] = _replica_statuses(p)
     if plan.create_pods:
         plan.ensure_secret = True
-
-    if not status.get('allRunningTime') and all(
-            e.get('phase') == RUNNING for es in all_entries.values() for e in es):
+        plan.pod_group = children.pod_group(job, opts)      # None without a gang scheduler
+    if not status.get('allRunningTime') and all(e.get('phase') == RUNNING for es in p.entries.values() for e in es):
         status['allRunningTime'] = timestamp(now)
         plan.transitions.append(('all_running', None))
+    _outcome(plan, p, backoff_msg, now)
 
-    why_ok = succeeded(job, views)
+
+def _outcome(plan: Plan, p: _Pass, backoff_msg: str | None, now: datetime.datetime) -> None:
+    """Success, failure (permanent, then backoff) or Running, in Kubeflow's order."""
+    status, job = plan.status, p.job
+    ref = f'{job.namespace}/{job.name}'
+    why_ok = succeeded(job, p.views)
     if why_ok is not None:
-        for rs in replica_statuses.values():      # Kubeflow folds the still-active into succeeded
+        for rs in status['replicaStatuses'].values():      # Kubeflow folds the still-active into succeeded
             rs['succeeded'] += rs['active']
             rs['active'] = 0
         _finish(plan, C.SUCCEEDED, TerminalReason.SUCCEEDED, f'TFJob {ref} successfully completed: {why_ok}.',
                 now, 'Normal', api.REASON_SUCCEEDED)
-    elif permanent:
-        reason, msg = permanent[0]
+    elif p.permanent:
+        reason, msg = p.permanent[0]
         _finish(plan, C.FAILED, reason, msg, now, 'Warning', 'TFJobFailed')
     elif backoff_msg is not None:
         _finish(plan, C.FAILED, TerminalReason.BACKOFF_LIMIT_EXCEEDED, backoff_msg, now, 'Warning',
@@ -445,8 +486,8 @@ def _pods_and_services(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.d
         plan.ensure_secret = False
         plan.delete_pods.clear()
         plan.delete_services.clear()
-        _finished(plan, job, obs, now, bool(opts.gang_scheduler))
+        _finished(plan, job, p.obs, now, bool(p.opts.gang_scheduler))
         return
-    if is_running(job, views) and not any(t == 'restarted' for t, _ in plan.transitions):
+    if is_running(job, p.views) and not any(t == 'restarted' for t, _ in plan.transitions):
         status['conditions'] = set_condition(status['conditions'], C.RUNNING, True, api.REASON_RUNNING,
                                              f'TFJob {ref} is running.', now)

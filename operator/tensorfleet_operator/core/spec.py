@@ -15,6 +15,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 from fractions import Fraction
 from typing import Any
 
@@ -106,7 +107,7 @@ def _int_field(value: Any, path: str, minimum: int, default: int | None) -> int 
     return value
 
 
-def _enum_field(enum: type, value: Any, path: str, default: Any) -> Any:
+def _enum_field(enum: type[Enum], value: Any, path: str, default: Any) -> Any:
     if value is None:
         return default
     try:
@@ -117,7 +118,8 @@ def _enum_field(enum: type, value: Any, path: str, default: Any) -> Any:
 
 
 _QUANTITY = re.compile(r'^([+-]?(?:\d+\.?\d*|\.\d+))(?:[eE]([+-]?\d+))?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$')
-_SUFFIX = {None: 1, 'm': Fraction(1, 1000), 'k': 10**3, 'M': 10**6, 'G': 10**9, 'T': 10**12, 'P': 10**15,
+_SUFFIX: dict[str | None, int | Fraction] = {
+    None: 1, 'm': Fraction(1, 1000), 'k': 10**3, 'M': 10**6, 'G': 10**9, 'T': 10**12, 'P': 10**15,
            'E': 10**18, 'Ki': 2**10, 'Mi': 2**20, 'Gi': 2**30, 'Ti': 2**40, 'Pi': 2**50, 'Ei': 2**60}
 
 
@@ -156,20 +158,27 @@ def _gpu_count(container: dict[str, Any], path: str) -> int:
     return int(count)
 
 
+def _port_number(p: Any, ppath: str) -> int:
+    if not isinstance(p, dict):
+        raise InvalidSpec(ppath, 'must be an object')
+    number = _int_field(p.get('containerPort'), f'{ppath}.containerPort', 1, None)
+    if number is None or number > 65535:
+        raise InvalidSpec(f'{ppath}.containerPort', 'must be a port number (1-65535)')
+    return number
+
+
 def _tf_port(tf: dict[str, Any], cpath: str) -> int:
     """The tensorflow container's port: the one named tfjob-port, else a user port already on the
     default number (reused, never doubled), else the default, added. Ports must be unique."""
     ports = tf.setdefault('ports', [])
     if not isinstance(ports, list):
         raise InvalidSpec(f'{cpath}.ports', 'must be a list')
-    port, seen_numbers, seen_names = None, {}, {}
+    port = None
+    seen_numbers: dict[int, str] = {}
+    seen_names: dict[str, str] = {}
     for j, p in enumerate(ports):
         ppath = f'{cpath}.ports[{j}]'
-        if not isinstance(p, dict):
-            raise InvalidSpec(ppath, 'must be an object')
-        number = _int_field(p.get('containerPort'), f'{ppath}.containerPort', 1, None)
-        if number is None or number > 65535:
-            raise InvalidSpec(f'{ppath}.containerPort', 'must be a port number (1-65535)')
+        number = _port_number(p, ppath)
         if number in seen_numbers:
             raise InvalidSpec(f'{ppath}.containerPort', f'{number} is also {seen_numbers[number]}; '
                               'each port of the tensorflow container needs its own number (Service ports)')
@@ -217,25 +226,29 @@ def _default_template(template: Any, path: str) -> tuple[dict[str, Any], int, in
     return template, port, _gpu_count(tf, cpath)
 
 
+def _parse_replica(rpath: str, key: Any, rspec: Any) -> ReplicaSpec:
+    rtype = _KEYS.get(str(key).lower())
+    if rtype is None:
+        raise InvalidSpec(rpath, 'unknown replica type; use Chief, Master, PS, Worker or Evaluator')
+    if not isinstance(rspec, dict):
+        raise InvalidSpec(rpath, 'must be an object')
+    replicas = _int_field(rspec.get('replicas'), f'{rpath}.replicas', 0, api.DEFAULT_REPLICAS) or 0
+    policy = _enum_field(RestartPolicy, rspec.get('restartPolicy'), f'{rpath}.restartPolicy',
+                         api.DEFAULT_RESTART_POLICY)
+    template, port, gpus = _default_template(rspec.get('template'), f'{rpath}.template')
+    return ReplicaSpec(rtype, replicas, policy, template, port, gpus)
+
+
 def _parse_replicas(raw: Any) -> dict[ReplicaType, ReplicaSpec]:
     path = 'spec.tfReplicaSpecs'
     if not isinstance(raw, dict) or not raw:
         raise InvalidSpec(path, 'at least one replica type (Chief, PS, Worker, Evaluator) is required')
     found: dict[ReplicaType, ReplicaSpec] = {}
     for key, rspec in raw.items():
-        rpath = f'{path}.{key}'
-        rtype = _KEYS.get(str(key).lower())
-        if rtype is None:
-            raise InvalidSpec(rpath, 'unknown replica type; use Chief, Master, PS, Worker or Evaluator')
-        if rtype in found:
-            raise InvalidSpec(rpath, f'{rtype.value} is given twice (keys are case-insensitive)')
-        if not isinstance(rspec, dict):
-            raise InvalidSpec(rpath, 'must be an object')
-        replicas = _int_field(rspec.get('replicas'), f'{rpath}.replicas', 0, api.DEFAULT_REPLICAS)
-        policy = _enum_field(RestartPolicy, rspec.get('restartPolicy'), f'{rpath}.restartPolicy',
-                             api.DEFAULT_RESTART_POLICY)
-        template, port, gpus = _default_template(rspec.get('template'), f'{rpath}.template')
-        found[rtype] = ReplicaSpec(rtype, replicas, policy, template, port, gpus)
+        replica = _parse_replica(f'{path}.{key}', key, rspec)
+        if replica.type in found:
+            raise InvalidSpec(f'{path}.{key}', f'{replica.type.value} is given twice (keys are case-insensitive)')
+        found[replica.type] = replica
     if ReplicaType.CHIEF in found and ReplicaType.MASTER in found:
         raise InvalidSpec(f'{path}.Master', 'Chief and Master are the same role; give only one')
     for rtype in (ReplicaType.CHIEF, ReplicaType.MASTER, ReplicaType.EVALUATOR):
@@ -288,8 +301,8 @@ def _parse_run_policy(raw: Any) -> RunPolicy:
 
 def parse_job(body: dict[str, Any]) -> JobSpec:
     """Default and validate a TFJob body. Raises :class:`InvalidSpec`."""
-    meta = body.get('metadata') if isinstance(body.get('metadata'), dict) else {}
-    name = meta.get('name') if isinstance(meta.get('name'), str) else ''
+    meta: dict[str, Any] = body['metadata'] if isinstance(body.get('metadata'), dict) else {}
+    name: str = meta['name'] if isinstance(meta.get('name'), str) else ''
     if not _DNS1035.match(name):
         raise InvalidSpec('metadata.name', f'{name!r} must be a DNS-1035 label (lowercase, starts with a letter)')
     spec = body.get('spec')
