@@ -69,6 +69,7 @@ class Controller:
     client: KubeClient | None = None
     _jobs: dict[tuple[str, str], _JobState] = field(default_factory=dict)   # all per-job state
     _holders: int = 0                                        # running peering_holder daemons
+    timers_fired: int = 0                                    # reconciles started by a timer (deadline, TTL, retry)
     _relogin: Callable[[], Any] | None = None                # kopf's login again (after a 401)
 
     def __post_init__(self) -> None:
@@ -177,7 +178,14 @@ class Controller:
         if not self.active:
             return
         loop = asyncio.get_running_loop()
-        state.timer = loop.call_later(max(delay, 0.0), self.trigger, namespace, name)
+        state.timer = loop.call_later(max(delay, 0.0), self._timer_fired, namespace, name)
+
+    def _timer_fired(self, namespace: str, name: str) -> None:
+        self.timers_fired += 1
+        state = self._jobs.get((namespace, name))
+        if state is not None:
+            state.timer = None
+        self.trigger(namespace, name)
 
     def forget(self, namespace: str, name: str) -> None:
         state = self._jobs.pop((namespace, name), None)

@@ -154,7 +154,8 @@ class Harness:
                 if job is None or p['metadata']['labels'].get('training.kubeflow.org/job-name') == job}
 
     async def set_pod(self, name: str, phase: str, exit_code: int | None = None, reason: str | None = None,
-                      restarts: int = 0, terminal_delay: float | None | str = 'default') -> None:
+                      restarts: int = 0, terminal_delay: float | None | str = 'default',
+                      missing_ok: bool = False) -> None:
         """Play the kubelet: patch a pod's status, in a real kubelet's order.
 
         A finishing container (a terminal ``phase`` with an ``exit_code``) is reported first as
@@ -162,6 +163,7 @@ class Harness:
         ``terminal_delay`` seconds later (default :attr:`terminal_delay`; None: never, as when the
         pod is deleted before its sandbox is torn down; 0: both at once). The late write is for that
         pod only (its uid is checked): a pod recreated under the same name is left alone.
+        ``missing_ok``: a pod the operator may already have deleted (404) is not an error.
         """
         delay = self.terminal_delay if terminal_delay == 'default' else terminal_delay
         state: dict[str, Any] = {'running': {'startedAt': '2026-01-01T00:00:00Z'}}
@@ -175,13 +177,21 @@ class Harness:
         path = f'/api/v1/namespaces/{NS}/pods/{name}/status'
         if phase in ('Succeeded', 'Failed') and exit_code is not None and delay != 0:
             status['phase'] = 'Running'
-            pod = await self.call('PATCH', path, {'status': status}, 'application/merge-patch+json')
-            if delay is not None:
+            pod = await self._patch_status(path, status, missing_ok)
+            if pod is not None and delay is not None:
                 task = asyncio.create_task(self._late_phase(path, pod['metadata']['uid'], phase, float(delay)))
                 self._kubelet_tasks.add(task)
                 task.add_done_callback(self._kubelet_tasks.discard)
             return
-        await self.call('PATCH', path, {'status': status}, 'application/merge-patch+json')
+        await self._patch_status(path, status, missing_ok)
+
+    async def _patch_status(self, path: str, status: dict[str, Any], missing_ok: bool) -> Any:
+        async with self.kmock.request('PATCH', path, json={'status': status},
+                                      headers={'Content-Type': 'application/merge-patch+json'}) as resp:
+            if resp.status == 404 and missing_ok:
+                return None
+            assert resp.status < 400, ('PATCH', path, resp.status, await resp.text())
+            return await resp.json()
 
     async def _late_phase(self, path: str, uid: str, phase: str, delay: float) -> None:
         await asyncio.sleep(delay)
@@ -197,8 +207,9 @@ class Harness:
     async def delete(self, plural: str, name: str) -> None:
         await self.call('DELETE', f'/api/v1/namespaces/{NS}/{plural}/{name}')
 
-    async def wait_for(self, check: Callable[[], Any], timeout: float = 10.0, what: str = '') -> Any:
-        """Poll until ``check()`` is truthy (a condition, not a timing assertion)."""
+    async def wait_for(self, check: Callable[[], Any], timeout: float = 60.0, what: str = '') -> Any:
+        """Poll until ``check()`` is truthy (a condition, not a timing assertion: the generous
+        timeout only bounds a hang, so a slow, busy machine passes as a fast one does)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
@@ -208,6 +219,27 @@ class Harness:
             if loop.time() > deadline:
                 raise AssertionError(f'timed out waiting for {what or check}; job statuses: '
                                      f'{ {n: j.get("status") for n, j in self.objects("tfjobs").items()} }')
+            await asyncio.sleep(0.02)
+
+    def busy(self) -> bool:
+        """Is any operator of this test reconciling, or about to (a trigger coalesced meanwhile)?"""
+        running = ([self.controller] if self._task is not None and self.controller else []) + \
+            [t.controller for t in self.threads if t.alive]
+        return any(state.task is not None and not state.task.done()    # a coalesced trigger keeps it running
+                   for c in running for state in list(c._jobs.values()))
+
+    async def settle(self, quiet: float = 0.3, timeout: float = 60.0) -> None:
+        """Wait until no operator has reconciled for ``quiet`` seconds and the API has taken no
+        write meanwhile: what follows checks that nothing more happens (no stray event, no
+        second delete). On a slow machine this waits longer; it never passes early."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        quiet_since, last_rv = loop.time(), self.kmock._last_rv
+        while loop.time() - quiet_since < quiet:
+            if self.busy() or self.kmock._last_rv != last_rv:
+                quiet_since, last_rv = loop.time(), self.kmock._last_rv
+            if loop.time() > deadline:
+                raise AssertionError('the operator never went quiet')
             await asyncio.sleep(0.02)
 
 
@@ -221,6 +253,10 @@ class ThreadedOperator:
             controller.config, controller=controller, stop_flag=self._stop, ready_flag=self.started,
             identity=identity, **run_kwargs),))
         self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
 
     async def stop(self) -> None:
         self._stop.set()

@@ -6,7 +6,6 @@ import urllib.request
 
 import pytest
 
-from tensorfleet_operator.core import api
 from tensorfleet_operator.__main__ import main, parse_args
 from tensorfleet_operator.config import GROUP_ENV
 from tensorfleet_operator.metrics import OperatorMetrics

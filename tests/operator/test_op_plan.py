@@ -398,7 +398,8 @@ def test_invalid_spec_fails_once_and_is_retried_only_when_fixed():
     assert [(e.type, e.reason) for e in plan.events] == [('Warning', 'InvalidSpec')]
     plan = step(body, now=LATER)
     assert plan.events == [] and plan.create_pods == []
-    body['spec']['tfReplicaSpecs']['Worker'] = {'replicas': 1, 'template': body['spec']['tfReplicaSpecs']['PS']['template']}
+    ps_template = body['spec']['tfReplicaSpecs']['PS']['template']
+    body['spec']['tfReplicaSpecs']['Worker'] = {'replicas': 1, 'template': ps_template}
     plan = step(body, now=LATER)
     assert 'Failed' not in conds(body) and len(plan.create_pods) == 3
 
