@@ -111,21 +111,28 @@ def _kubelet_policy(pod: dict[str, Any], restart_policy: RestartPolicy | None) -
     return KUBELET_POLICY[restart_policy] if restart_policy is not None else 'Never'
 
 
+def replica_of(pod: dict[str, Any]) -> tuple[ReplicaType, int] | None:
+    """The replica type and index a pod's labels say, or None if it carries none."""
+    labels = (pod.get('metadata') or {}).get('labels') or {}
+    rtype = _TYPES.get(labels.get(api.KUBEFLOW_LABEL_PREFIX + api.REPLICA_TYPE, ''))
+    try:
+        index = int(labels.get(api.KUBEFLOW_LABEL_PREFIX + api.REPLICA_INDEX, ''))
+    except ValueError:
+        return None
+    return None if rtype is None else (rtype, index)
+
+
 def observe_pod(pod: dict[str, Any], restart_policy: RestartPolicy | None = None) -> PodView | None:
     """Summarise a child pod; None if it does not carry our replica labels.
 
     ``restart_policy`` is the replica's (from the TFJob); it matters only for a pod whose
     manifest does not say its own ``spec.restartPolicy`` (e.g. a pod-like dict of a local runner).
     """
+    replica = replica_of(pod)
+    if replica is None:
+        return None
+    rtype, index = replica
     meta = pod.get('metadata') or {}
-    labels = meta.get('labels') or {}
-    rtype = _TYPES.get(labels.get(api.KUBEFLOW_LABEL_PREFIX + api.REPLICA_TYPE, ''))
-    try:
-        index = int(labels.get(api.KUBEFLOW_LABEL_PREFIX + api.REPLICA_INDEX, ''))
-    except ValueError:
-        return None
-    if rtype is None:
-        return None
     status = pod.get('status') or {}
     pod_phase = status.get('phase') or PENDING
     if not isinstance(pod_phase, str):

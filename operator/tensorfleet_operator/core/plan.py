@@ -27,7 +27,7 @@ from .entries import carry_pod_restarts, entries_of, mark_cleaned_up, retire_pod
     set_pod_state, settle_finished_job
 from .spec import InvalidSpec, JobSpec, parse_job, spec_hash
 from .observe import FAILED, PENDING, RUNNING, SUCCEEDED, TERMINATING, PodView, controller_uid, is_retryable, \
-    is_running, observe_pod, replica_counts, succeeded
+    is_running, observe_pod, replica_counts, replica_of, succeeded
 
 MANAGED_BY = ('', 'kubeflow.org/training-operator', 'tensorfleet.io/operator')
 BLOCKED_RETRY_SECONDS = 5.0
@@ -79,9 +79,8 @@ def _observe(uid: str, pods: list[dict[str, Any]], services: list[dict[str, Any]
         if not isinstance(name, str) or not name:
             continue
         try:
-            view = observe_pod(pod) if controller_uid(pod) == uid else None
-            if view is not None and view.rtype in policies:
-                view = observe_pod(pod, policies[view.rtype])
+            replica = replica_of(pod) if controller_uid(pod) == uid else None
+            view = observe_pod(pod, policies.get(replica[0])) if replica else None
         except (TypeError, AttributeError, ValueError):    # unreadable: treat it as not ours
             view = None
         if view is None:
