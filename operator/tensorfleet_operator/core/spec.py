@@ -15,6 +15,8 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from enum import Enum
+from fractions import Fraction
 from typing import Any
 
 from . import api
@@ -105,7 +107,7 @@ def _int_field(value: Any, path: str, minimum: int, default: int | None) -> int 
     return value
 
 
-def _enum_field(enum: type, value: Any, path: str, default: Any) -> Any:
+def _enum_field(enum: type[Enum], value: Any, path: str, default: Any) -> Any:
     if value is None:
         return default
     try:
@@ -115,19 +117,84 @@ def _enum_field(enum: type, value: Any, path: str, default: Any) -> Any:
         raise InvalidSpec(path, f'must be one of {allowed}, got {value!r}') from None
 
 
+_QUANTITY = re.compile(r'^([+-]?(?:\d+\.?\d*|\.\d+))(?:[eE]([+-]?\d+))?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$')
+_SUFFIX: dict[str | None, int | Fraction] = {
+    None: 1, 'm': Fraction(1, 1000), 'k': 10**3, 'M': 10**6, 'G': 10**9, 'T': 10**12, 'P': 10**15,
+           'E': 10**18, 'Ki': 2**10, 'Mi': 2**20, 'Gi': 2**30, 'Ti': 2**40, 'Pi': 2**50, 'Ei': 2**60}
+
+
+def parse_quantity(raw: Any) -> Fraction:
+    """A Kubernetes resource quantity (``2``, ``2.0``, ``2000m``, ``1Gi``, ``1e3``) as an exact number."""
+    if isinstance(raw, bool):
+        raise ValueError(f'not a quantity: {raw!r}')
+    if isinstance(raw, int):
+        return Fraction(raw)
+    if isinstance(raw, float):
+        return Fraction(str(raw))
+    match = _QUANTITY.match(str(raw).strip())
+    if not match:
+        raise ValueError(f'not a quantity: {raw!r}')
+    number, exponent, suffix = match.groups()
+    if exponent is not None and suffix is not None:
+        raise ValueError(f'not a quantity: {raw!r}')
+    value = Fraction(number) * _SUFFIX[suffix]
+    return value * Fraction(10) ** int(exponent) if exponent is not None else value
+
+
 def _gpu_count(container: dict[str, Any], path: str) -> int:
     limits = ((container.get('resources') or {}).get('limits') or {})
     raw = limits.get(api.GPU_RESOURCE)
     if raw is None:
         return 0
+    field_path = f'{path}.resources.limits[{api.GPU_RESOURCE}]'
     try:
-        count = int(str(raw))
+        count = parse_quantity(raw)
     except ValueError:
-        raise InvalidSpec(f'{path}.resources.limits[{api.GPU_RESOURCE}]',
-                          f'must be a whole number of GPUs, got {raw!r}') from None
+        raise InvalidSpec(field_path, f'must be a Kubernetes quantity, got {raw!r}') from None
+    if count.denominator != 1:
+        raise InvalidSpec(field_path, f'must be a whole number of GPUs, got {raw!r}')
     if count < 0:
-        raise InvalidSpec(f'{path}.resources.limits[{api.GPU_RESOURCE}]', 'must not be negative')
-    return count
+        raise InvalidSpec(field_path, 'must not be negative')
+    return int(count)
+
+
+def _port_number(p: Any, ppath: str) -> int:
+    if not isinstance(p, dict):
+        raise InvalidSpec(ppath, 'must be an object')
+    number = _int_field(p.get('containerPort'), f'{ppath}.containerPort', 1, None)
+    if number is None or number > 65535:
+        raise InvalidSpec(f'{ppath}.containerPort', 'must be a port number (1-65535)')
+    return number
+
+
+def _tf_port(tf: dict[str, Any], cpath: str) -> int:
+    """The tensorflow container's port: the one named tfjob-port, else a user port already on the
+    default number (reused, never doubled), else the default, added. Ports must be unique."""
+    ports = tf.setdefault('ports', [])
+    if not isinstance(ports, list):
+        raise InvalidSpec(f'{cpath}.ports', 'must be a list')
+    port = None
+    seen_numbers: dict[int, str] = {}
+    seen_names: dict[str, str] = {}
+    for j, p in enumerate(ports):
+        ppath = f'{cpath}.ports[{j}]'
+        number = _port_number(p, ppath)
+        if number in seen_numbers:
+            raise InvalidSpec(f'{ppath}.containerPort', f'{number} is also {seen_numbers[number]}; '
+                              'each port of the tensorflow container needs its own number (Service ports)')
+        seen_numbers[number] = f'{cpath}.ports[{j}]'
+        name = p.get('name')
+        if name and name in seen_names:
+            raise InvalidSpec(f'{ppath}.name', f'{name!r} is also {seen_names[name]}')
+        if name:
+            seen_names[name] = ppath
+        if name == api.PORT_NAME:
+            port = number
+    if port is None:
+        port = api.DEFAULT_PORT
+        if port not in seen_numbers:
+            ports.append({'name': api.PORT_NAME, 'containerPort': port})
+    return port
 
 
 def _default_template(template: Any, path: str) -> tuple[dict[str, Any], int, int]:
@@ -155,19 +222,21 @@ def _default_template(template: Any, path: str) -> tuple[dict[str, Any], int, in
                           f'one container must be named {api.CONTAINER_NAME!r} (it gets TF_CONFIG)')
     tf = containers[tf_index]
     cpath = f'{path}.spec.containers[{tf_index}]'
-    ports = tf.setdefault('ports', [])
-    if not isinstance(ports, list):
-        raise InvalidSpec(f'{cpath}.ports', 'must be a list')
-    port = None
-    for j, p in enumerate(ports):
-        if isinstance(p, dict) and p.get('name') == api.PORT_NAME:
-            port = _int_field(p.get('containerPort'), f'{cpath}.ports[{j}].containerPort', 1, None)
-            if port is None or port > 65535:
-                raise InvalidSpec(f'{cpath}.ports[{j}].containerPort', 'must be a port number')
-    if port is None:
-        port = api.DEFAULT_PORT
-        ports.append({'name': api.PORT_NAME, 'containerPort': port})
+    port = _tf_port(tf, cpath)
     return template, port, _gpu_count(tf, cpath)
+
+
+def _parse_replica(rpath: str, key: Any, rspec: Any) -> ReplicaSpec:
+    rtype = _KEYS.get(str(key).lower())
+    if rtype is None:
+        raise InvalidSpec(rpath, 'unknown replica type; use Chief, Master, PS, Worker or Evaluator')
+    if not isinstance(rspec, dict):
+        raise InvalidSpec(rpath, 'must be an object')
+    replicas = _int_field(rspec.get('replicas'), f'{rpath}.replicas', 0, api.DEFAULT_REPLICAS) or 0
+    policy = _enum_field(RestartPolicy, rspec.get('restartPolicy'), f'{rpath}.restartPolicy',
+                         api.DEFAULT_RESTART_POLICY)
+    template, port, gpus = _default_template(rspec.get('template'), f'{rpath}.template')
+    return ReplicaSpec(rtype, replicas, policy, template, port, gpus)
 
 
 def _parse_replicas(raw: Any) -> dict[ReplicaType, ReplicaSpec]:
@@ -176,25 +245,20 @@ def _parse_replicas(raw: Any) -> dict[ReplicaType, ReplicaSpec]:
         raise InvalidSpec(path, 'at least one replica type (Chief, PS, Worker, Evaluator) is required')
     found: dict[ReplicaType, ReplicaSpec] = {}
     for key, rspec in raw.items():
-        rpath = f'{path}.{key}'
-        rtype = _KEYS.get(str(key).lower())
-        if rtype is None:
-            raise InvalidSpec(rpath, 'unknown replica type; use Chief, Master, PS, Worker or Evaluator')
-        if rtype in found:
-            raise InvalidSpec(rpath, f'{rtype.value} is given twice (keys are case-insensitive)')
-        if not isinstance(rspec, dict):
-            raise InvalidSpec(rpath, 'must be an object')
-        replicas = _int_field(rspec.get('replicas'), f'{rpath}.replicas', 0, api.DEFAULT_REPLICAS)
-        policy = _enum_field(RestartPolicy, rspec.get('restartPolicy'), f'{rpath}.restartPolicy',
-                             api.DEFAULT_RESTART_POLICY)
-        template, port, gpus = _default_template(rspec.get('template'), f'{rpath}.template')
-        found[rtype] = ReplicaSpec(rtype, replicas, policy, template, port, gpus)
+        replica = _parse_replica(f'{path}.{key}', key, rspec)
+        if replica.type in found:
+            raise InvalidSpec(f'{path}.{key}', f'{replica.type.value} is given twice (keys are case-insensitive)')
+        found[replica.type] = replica
     if ReplicaType.CHIEF in found and ReplicaType.MASTER in found:
         raise InvalidSpec(f'{path}.Master', 'Chief and Master are the same role; give only one')
     for rtype in (ReplicaType.CHIEF, ReplicaType.MASTER, ReplicaType.EVALUATOR):
         if rtype in found and found[rtype].replicas > 1:
             raise InvalidSpec(f'{path}.{rtype.value}.replicas',
                               f'TensorFlow allows at most one {rtype.lower}, got {found[rtype].replicas}')
+    total = sum(r.replicas for r in found.values())
+    if total > api.MAX_REPLICAS_PER_JOB:
+        raise InvalidSpec(path, f'{total} replicas in all; a job may have at most {api.MAX_REPLICAS_PER_JOB} '
+                          '(every pod lists every task in TF_CONFIG)')
     trainers = [t for t in found if t.is_chief or t is ReplicaType.WORKER]
     if not any(found[t].replicas > 0 for t in trainers):
         raise InvalidSpec(path, 'a Worker or Chief replica is required (ps and evaluator only serve them)')
@@ -237,8 +301,8 @@ def _parse_run_policy(raw: Any) -> RunPolicy:
 
 def parse_job(body: dict[str, Any]) -> JobSpec:
     """Default and validate a TFJob body. Raises :class:`InvalidSpec`."""
-    meta = body.get('metadata') if isinstance(body.get('metadata'), dict) else {}
-    name = meta.get('name') if isinstance(meta.get('name'), str) else ''
+    meta: dict[str, Any] = body['metadata'] if isinstance(body.get('metadata'), dict) else {}
+    name: str = meta['name'] if isinstance(meta.get('name'), str) else ''
     if not _DNS1035.match(name):
         raise InvalidSpec('metadata.name', f'{name!r} must be a DNS-1035 label (lowercase, starts with a letter)')
     spec = body.get('spec')
@@ -254,12 +318,19 @@ def parse_job(body: dict[str, Any]) -> JobSpec:
         raise InvalidSpec('spec.enableDynamicWorker', 'dynamic workers are not supported')
     success = _enum_field(SuccessPolicy, spec.get('successPolicy'), 'spec.successPolicy',
                           SuccessPolicy.DEFAULT)
+    run_policy = _parse_run_policy(spec.get('runPolicy'))
+    total = sum(r.replicas for r in replicas.values())
+    min_available = run_policy.scheduling.min_available
+    if min_available is not None and min_available > total:
+        raise InvalidSpec('spec.runPolicy.schedulingPolicy.minAvailable',
+                          f'{min_available} is more than the job\'s {total} replicas: the gang could never be '
+                          'scheduled')
     return JobSpec(
         name=name,
         namespace=str(meta.get('namespace') or 'default'),
         uid=str(meta.get('uid') or ''),
         replicas=replicas,
-        run_policy=_parse_run_policy(spec.get('runPolicy')),
+        run_policy=run_policy,
         success_policy=success,
         spec_hash=spec_hash(spec),
     )

@@ -60,7 +60,8 @@ REPLICA_SPEC_SCHEMA = {
     'type': 'object',
     'required': ['template'],
     'properties': {
-        'replicas': _int(0, 'Number of pods of this type (default 1).'),
+        'replicas': {**_int(0, f'Number of pods of this type (default 1); at most {api.MAX_REPLICAS_PER_JOB} '
+                              'per job, all types together.'), 'maximum': api.MAX_REPLICAS_PER_JOB},
         'restartPolicy': _enum([p.value for p in api.RestartPolicy],
                                'What to do when a pod fails (default Never). ExitCode: 1-127 fail the '
                                'job, 128+ restart the pod.'),
@@ -164,7 +165,9 @@ def open_api_schema() -> dict[str, Any]:
                     'tfReplicaSpecs': {
                         'type': 'object',
                         'minProperties': 1,
-                        'description': 'Replica specs keyed Chief, Master, PS, Worker, Evaluator.',
+                        'description': 'Replica specs keyed Chief, Master, PS, Worker, Evaluator (other '
+                                       'spellings such as worker are accepted, but the printer columns '
+                                       'read these exact keys).',
                         'additionalProperties': REPLICA_SPEC_SCHEMA,
                     },
                     'runPolicy': RUN_POLICY_SCHEMA,
@@ -179,8 +182,8 @@ def open_api_schema() -> dict[str, Any]:
 
 
 def build_crd(group: str | None = None) -> dict[str, Any]:
-    """The whole CRD object for ``group`` (default: the configured group)."""
-    group = group or api.api_group()
+    """The whole CRD object for ``group`` (default ``tensorfleet.io``)."""
+    group = group or api.DEFAULT_GROUP
     columns = [
         {'name': 'State', 'type': 'string', 'jsonPath': '.status.conditions[-1:].type'},
         {'name': 'Reason', 'type': 'string', 'jsonPath': '.status.reason', 'priority': 1},

@@ -2,7 +2,7 @@
 Secret and the gang-scheduling PodGroup.
 
 Second step of the pure core (no I/O): given a validated ``JobSpec`` (from
-``spec.py``) it returns plain manifests that ``handlers.py`` creates verbatim.
+``spec.py``) it returns plain manifests that the shell (``apply.py``) creates verbatim.
 Names are deterministic (``<job>-<type>-<index>``), so re-creating is
 idempotent. TF_CONFIG is byte-for-byte Kubeflow's (Go's compact JSON, cluster
 keys sorted, ``"environment":"cloud"``).
@@ -12,12 +12,13 @@ from __future__ import annotations
 import base64
 import copy
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from . import api
 from .api import ReplicaType, RestartPolicy
-from .spec import JobSpec, ReplicaSpec
+from .spec import InvalidSpec, JobSpec, ReplicaSpec
 
 
 @dataclass(frozen=True)
@@ -92,12 +93,27 @@ def cluster_spec(job: JobSpec, domain: str = '') -> dict[str, list[str]]:
     return dict(sorted(cluster.items()))
 
 
-def tf_config(job: JobSpec, rtype: ReplicaType, index: int, domain: str = '') -> str:
-    """TF_CONFIG exactly as Kubeflow's genTFConfigJSONStr writes it."""
-    doc = {'cluster': cluster_spec(job, domain),
-           'task': {'type': rtype.lower, 'index': index},
-           'environment': 'cloud'}
-    return json.dumps(doc, separators=(',', ':'))
+def cluster_json(job: JobSpec, domain: str = '') -> str:
+    """The ``cluster`` part of TF_CONFIG as compact JSON (the same for every pod of the job)."""
+    return json.dumps(cluster_spec(job, domain), separators=(',', ':'))
+
+
+def tf_config(job: JobSpec, rtype: ReplicaType, index: int, domain: str = '', cluster: str | None = None) -> str:
+    """TF_CONFIG exactly as Kubeflow's genTFConfigJSONStr writes it (Go's compact JSON, this key
+    order). ``cluster``: :func:`cluster_json` computed once for the job (it lists every task)."""
+    if cluster is None:
+        cluster = cluster_json(job, domain)
+    return f'{{"cluster":{cluster},"task":{{"type":"{rtype.lower}","index":{index}}},"environment":"cloud"}}'
+
+
+def check_size(job: JobSpec, opts: ChildOptions) -> None:
+    """Reject a job whose TF_CONFIG would come near the API server's object size limit."""
+    if not job.is_distributed:
+        return
+    size = len(tf_config(job, ReplicaType.WORKER, job.total_replicas, opts.cluster_domain))
+    if size > api.MAX_TF_CONFIG_BYTES:
+        raise InvalidSpec('spec.tfReplicaSpecs', f'TF_CONFIG would be {size} bytes per pod (at most '
+                          f'{api.MAX_TF_CONFIG_BYTES}): fewer replicas or a shorter job name or namespace')
 
 
 def _stringify_quantities(container: dict[str, Any]) -> None:
@@ -112,22 +128,50 @@ def _stringify_quantities(container: dict[str, Any]) -> None:
 
 
 def _set_env(env: list[dict[str, Any]], name: str, entry: dict[str, Any], override: bool) -> None:
-    for i, existing in enumerate(env):
-        if existing.get('name') == name:
-            if override:
-                env[i] = entry
-            return
-    env.append(entry)
+    """Set ``name`` once: with ``override`` every user entry of that name goes (the later of two
+    duplicates would win at run time); without, a user entry is kept as it is."""
+    found = [i for i, existing in enumerate(env) if isinstance(existing, dict) and existing.get('name') == name]
+    if not found:
+        env.append(entry)
+    elif override:
+        env[found[0]] = entry
+        for i in reversed(found[1:]):
+            del env[i]
 
 
-def _tensorflow_env(job: JobSpec, rspec: ReplicaSpec, index: int, container: dict[str, Any],
-                    opts: ChildOptions) -> None:
+def _env_value(env: list[dict[str, Any]], name: str) -> str | None:
+    for entry in env:
+        if isinstance(entry, dict) and entry.get('name') == name and isinstance(entry.get('value'), str):
+            return entry['value']
+    return None
+
+
+def _metrics_port(pod_spec: dict[str, Any], container: dict[str, Any], env: list[dict[str, Any]],
+                  opts: ChildOptions) -> tuple[int, bool]:
+    """The trainer's metrics port and whether to declare it: the user's (a port named tf-metrics, or
+    their TENSORFLEET_METRICS_PORT), else the operator's default moved up past every port any
+    container of the pod declares (they share one network namespace)."""
+    used = {p.get('containerPort') for c in pod_spec.get('containers') or [] if isinstance(c, dict)
+            for p in c.get('ports') or [] if isinstance(p, dict)}
+    for p in container.get('ports') or []:
+        if isinstance(p, dict) and p.get('name') == api.METRICS_PORT_NAME:
+            return int(p['containerPort']), False
+    user = _env_value(env, api.ENV_METRICS_PORT)
+    if user is not None and user.isdigit():
+        return int(user), int(user) not in used
+    port = opts.metrics_port
+    while port in used:
+        port += 1
+    return port, True
+
+
+def _tensorflow_env(job: JobSpec, rspec: ReplicaSpec, index: int, pod_spec: dict[str, Any],
+                    container: dict[str, Any], opts: ChildOptions, cluster: str | None) -> None:
     env = container.setdefault('env', [])
     if job.is_distributed:
-        # Operator-provided TF_CONFIG replaces a user one (Kubeflow appends; the later wins at runtime).
-        _set_env(env, api.ENV_TF_CONFIG,
-                 {'name': api.ENV_TF_CONFIG, 'value': tf_config(job, rspec.type, index, opts.cluster_domain)},
-                 override=True)
+        # Operator-provided TF_CONFIG replaces every user one (Kubeflow appends; the later wins at runtime).
+        value = tf_config(job, rspec.type, index, opts.cluster_domain, cluster)
+        _set_env(env, api.ENV_TF_CONFIG, {'name': api.ENV_TF_CONFIG, 'value': value}, override=True)
     if rspec.type is ReplicaType.PS:
         devices: str | None = ''
     elif rspec.gpus > 0:
@@ -137,20 +181,20 @@ def _tensorflow_env(job: JobSpec, rspec: ReplicaSpec, index: int, container: dic
     if devices is not None:   # the user's own setting is never touched
         _set_env(env, api.ENV_CUDA_VISIBLE_DEVICES, {'name': api.ENV_CUDA_VISIBLE_DEVICES, 'value': devices},
                  override=False)
-    _set_env(env, api.ENV_METRICS_PORT, {'name': api.ENV_METRICS_PORT, 'value': str(opts.metrics_port)},
+    metrics_port, declare = _metrics_port(pod_spec, container, env, opts)
+    _set_env(env, api.ENV_METRICS_PORT, {'name': api.ENV_METRICS_PORT, 'value': str(metrics_port)},
              override=False)
     _set_env(env, api.ENV_RPC_TOKEN, {
         'name': api.ENV_RPC_TOKEN,
         'valueFrom': {'secretKeyRef': {'name': secret_name(job.name), 'key': api.RPC_TOKEN_KEY}},
     }, override=True)
-    ports = container.setdefault('ports', [])
-    if not any(p.get('name') == api.METRICS_PORT_NAME or p.get('containerPort') == opts.metrics_port
-               for p in ports):
-        ports.append({'name': api.METRICS_PORT_NAME, 'containerPort': opts.metrics_port})
+    if declare:
+        container.setdefault('ports', []).append({'name': api.METRICS_PORT_NAME, 'containerPort': metrics_port})
 
 
-def desired_pod(job: JobSpec, rtype: ReplicaType, index: int, opts: ChildOptions) -> dict[str, Any]:
-    """The pod manifest of one replica."""
+def desired_pod(job: JobSpec, rtype: ReplicaType, index: int, opts: ChildOptions,
+                cluster: str | None = None) -> dict[str, Any]:
+    """The pod manifest of one replica (``cluster``: :func:`cluster_json`, to compute it once)."""
     rspec = job.replicas[rtype]
     template = copy.deepcopy(rspec.template)
     meta = template.get('metadata') or {}
@@ -164,7 +208,7 @@ def desired_pod(job: JobSpec, rtype: ReplicaType, index: int, opts: ChildOptions
         _stringify_quantities(container)
     for container in pod_spec['containers']:
         if container.get('name') == api.CONTAINER_NAME:
-            _tensorflow_env(job, rspec, index, container, opts)
+            _tensorflow_env(job, rspec, index, pod_spec, container, opts, cluster)
             break
     if opts.gang_scheduler:
         pod_spec.setdefault('schedulerName', api.SCHEDULER_NAMES[opts.gang_scheduler])
@@ -205,9 +249,55 @@ def desired_service(job: JobSpec, rtype: ReplicaType, index: int, opts: ChildOpt
     }
 
 
-def desired_children(job: JobSpec, opts: ChildOptions) -> list[tuple[ReplicaType, int]]:
-    """Every (type, index) the job should have, in creation order (ps first)."""
-    return [(rtype, i) for rtype, rspec in job.replicas.items() for i in range(rspec.replicas)]
+class PodManifests(Sequence[dict[str, Any]]):
+    """The pods a plan creates, built on demand: a job's pods are never all in memory at once
+    (each carries a TF_CONFIG listing every task). Index it, iterate it, or take slices
+    (``apply.py`` sends :data:`api.POD_CREATE_BATCH` at a time); equal to a list of the same pods."""
+
+    def __init__(self, job: JobSpec | None = None, opts: ChildOptions | None = None) -> None:
+        self._job, self._opts = job, opts or ChildOptions()
+        self._keys: list[tuple[ReplicaType, int]] = []
+        self._cluster: str | None = None
+
+    def add(self, rtype: ReplicaType, index: int) -> None:
+        self._keys.append((rtype, index))
+
+    def names(self) -> list[str]:
+        assert self._job is not None or not self._keys
+        return [child_name(self._job.name, t, i) for t, i in self._keys] if self._job else []
+
+    def clear(self) -> None:
+        self._keys.clear()
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(i, slice):
+            return [self._build(*key) for key in self._keys[i]]
+        return self._build(*self._keys[i])
+
+    def _build(self, rtype: ReplicaType, index: int) -> dict[str, Any]:
+        assert self._job is not None
+        if self._cluster is None:
+            self._cluster = cluster_json(self._job, self._opts.cluster_domain)
+        return desired_pod(self._job, rtype, index, self._opts, self._cluster)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PodManifests):
+            return self._job == other._job and self._keys == other._keys
+        return isinstance(other, list) and list(self) == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f'PodManifests({self.names()!r})'
 
 
 def rpc_token_secret(job: JobSpec, token: str, opts: ChildOptions) -> dict[str, Any]:

@@ -1,33 +1,23 @@
 """The TFJob API: one source of truth for names, enums, label keys and defaults.
 
-Everything else in the operator (the CRD generator in ``crd.py``, the pure
-reconcile core in ``spec.py``/``children.py``/``status.py``/``plan.py`` and the
-kopf layer in ``handlers.py``) takes its constants from here.
-
-The API group is ``tensorfleet.io`` unless the environment variable
-``TENSORFLEET_API_GROUP`` says otherwise (``kubeflow.org`` makes the operator a
-drop-in replacement for Kubeflow's training-operator). Read it through
-:func:`api_group` so that it is looked up when the operator starts, not when
-this module is imported.
+The first module of the pure core (``tensorfleet_operator.core``): everything
+else in the operator (the CRD generator in ``crd.py``, the reconcile core in
+``spec.py``/``children.py``/``observe.py``/``plan.py``, and the shell) takes its
+constants from here. Constants only: which group is served is decided at the
+edge (``tensorfleet_operator.config``; ``kubeflow.org`` makes the operator a
+drop-in replacement for Kubeflow's training-operator).
 """
 from __future__ import annotations
 
-import os
 from enum import Enum
 
 DEFAULT_GROUP = 'tensorfleet.io'
-KUBEFLOW_GROUP = 'kubeflow.org'
-GROUP_ENV = 'TENSORFLEET_API_GROUP'
+KUBEFLOW_GROUP = 'kubeflow.org'     # the drop-in group (used by the local mode to accept both)
 VERSION = 'v1'
 KIND = 'TFJob'
 PLURAL = 'tfjobs'
 SINGULAR = 'tfjob'
 SHORT_NAMES = ['tfj']
-
-
-def api_group() -> str:
-    """The API group served: ``$TENSORFLEET_API_GROUP`` or ``tensorfleet.io``."""
-    return os.environ.get(GROUP_ENV, '').strip() or DEFAULT_GROUP
 
 
 class ReplicaType(str, Enum):
@@ -39,7 +29,7 @@ class ReplicaType(str, Enum):
     EVALUATOR = 'Evaluator'
 
     @property
-    def lower(self) -> str:
+    def lower(self) -> str:  # type: ignore[override]   # a property on purpose: rtype.lower is a name
         """The spelling used in child names, labels and TF_CONFIG (``ps``, ``worker``...)."""
         return self.value.lower()
 
@@ -131,7 +121,6 @@ DEFAULT_TRAINER_METRICS_PORT = 9100
 RPC_TOKEN_SECRET_SUFFIX = '-rpc-token'
 RPC_TOKEN_KEY = 'token'
 GPU_RESOURCE = 'nvidia.com/gpu'
-CLUSTER_DOMAIN_ENV = 'CUSTOM_CLUSTER_DOMAIN'
 
 # Gang scheduling.
 GANG_VOLCANO = 'volcano'
@@ -148,3 +137,9 @@ PODGROUP_API = {
 
 # Max length of a child name: Services are DNS-1035 labels.
 MAX_CHILD_NAME = 63
+
+# Bounds that keep one job from taking the operator (or the API server) down. Every pod's TF_CONFIG
+# lists every task, so pod size grows with the job and the job's bytes with its square.
+MAX_REPLICAS_PER_JOB = 1000          # all replica types together (the CRD says it per type too)
+MAX_TF_CONFIG_BYTES = 128 * 1024     # per pod; the API server refuses objects over ~1.5 MiB (etcd)
+POD_CREATE_BATCH = 64                # pod manifests built and sent at a time
