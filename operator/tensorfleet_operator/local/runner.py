@@ -89,6 +89,7 @@ class LocalRun:
             'ports': {self.labels[n]: {'tf': self.placement.tf_ports[n], 'metrics': self.placement.metrics_ports[n]}
                       for n in self.labels},
             'gpus': {self.labels[n]: self.placement.gpus.get(n, '') for n in self.labels},
+            'watchdog': self.watchdog.proc.pid if self.watchdog is not None else None,
             'processes': {p.label: {'pid': p.proc.pid, 'pgid': p.pgid} for p in self.pods.values()
                           if p.proc is not None and p.running},
         }
