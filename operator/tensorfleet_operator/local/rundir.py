@@ -9,6 +9,7 @@ change) and ``run.yaml`` (the manifest path, tensorfleet's pid, ports, state).
 """
 from __future__ import annotations
 
+import copy
 import datetime
 import os
 import pathlib
@@ -50,7 +51,7 @@ class RunDir:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise UsageError(f'--run-dir {path}: cannot be created ({err.strerror})') from None
-        self._status_text: str | None = None
+        self._status: dict[str, Any] | None = None
 
     def log_path(self, label: str) -> pathlib.Path:
         return self.path / f'{label}.log'
@@ -59,10 +60,9 @@ class RunDir:
         write_yaml(self.path / RUN_FILE, info)
 
     def write_status(self, body: dict[str, Any]) -> None:
-        text = yaml.safe_dump(body, sort_keys=False)
-        if text != self._status_text:
+        if body != self._status:
             write_yaml(self.path / STATUS_FILE, body)
-            self._status_text = text
+            self._status = copy.deepcopy(body)
 
 
 def latest_run(root: str = DEFAULT_ROOT) -> pathlib.Path:

@@ -2,8 +2,9 @@
 
 The loop plays the operator and the API server at once. Each tick (0.1 s) it
 lets ``kubelet.py`` advance every local pod (exits, in-place restarts, kills
-after the grace period), drops deleted pods whose process ended, calls the
-operator core's ``reconcile`` with the job, the pods as pod-like dicts and the
+after the grace period) and drops deleted pods whose process ended; when a pod
+changed, the last plan acted or a timed check is due (at least once a second,
+sooner for a deadline) it calls the operator core's ``reconcile`` with the job, the pods as pod-like dicts and the
 services made so far, keeps the returned status, and applies the plan: create
 pods (start processes), delete pods (SIGTERM, SIGKILL after the grace period).
 So restart policies, ``backoffLimit``, ``successPolicy``, ``activeDeadlineSeconds``,
@@ -35,7 +36,8 @@ from .manifest import UsageError, load_job, parse, with_defaults
 from .placement import Placement, gpu_devices, launch_spec, plan_placement
 from .rundir import RunDir, default_run_dir, job_state
 
-TICK = 0.1
+TICK = 0.1        # how often the local pods are polled
+RECHECK = 1.0     # reconcile at least this often (deadlines), and at once after any change
 EXIT_SUCCEEDED, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 
 
@@ -164,10 +166,12 @@ class LocalRun:
         self.console.update(state, self._rows())
         self.run_dir.write_status(self.body)
 
-    def _reconcile(self) -> None:
+    def _reconcile(self) -> core.Plan:
         now = datetime.datetime.now(datetime.timezone.utc)
         pods = [p.as_pod() for p in self.pods.values()]
-        self._apply(core.reconcile(self.body, pods, self.services, now, self.opts))
+        plan = core.reconcile(self.body, pods, self.services, now, self.opts)
+        self._apply(plan)
+        return plan
 
     def _wait_for_pods(self, finished: bool) -> None:
         """Until every pod's process has ended (deleted ones after their grace period)."""
@@ -192,13 +196,19 @@ class LocalRun:
             pod.delete(now)
 
     def _loop(self) -> int:
+        due = 0.0
         while True:
-            self._tick_pods()
+            changed = self._tick_pods()
             if self.interrupts:
                 self._stop_all('interrupted')
                 self._wait_for_pods(finished=False)
                 return EXIT_INTERRUPTED
-            self._reconcile()
+            now = time.monotonic()
+            if changed or now >= due:      # a pod changed, the plan acted, or a timed check is due
+                plan = self._reconcile()
+                acted = plan.create_pods or plan.delete_pods or plan.create_services or plan.delete_services
+                wait = min(RECHECK, plan.requeue_after if plan.requeue_after is not None else RECHECK)
+                due = now if acted else now + wait
             if core.is_finished(self.body['status'].get('conditions') or []):
                 break
             time.sleep(TICK)
