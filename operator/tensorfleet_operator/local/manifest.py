@@ -131,7 +131,7 @@ def parse(doc: dict[str, Any], where: str, namespace: str | None = None, uid: st
 def render_objects(job: core.JobSpec, token: str, opts: core.ChildOptions | None = None) -> list[dict[str, Any]]:
     """What the operator creates for ``job``, in its order: the Secret, the services, the pods."""
     opts = opts or core.ChildOptions()
-    replicas = core.desired_children(job, opts)
+    replicas = core.replica_indexes(job)
     return ([core.rpc_token_secret(job, token, opts)]
             + [core.desired_service(job, rtype, i, opts) for rtype, i in replicas]
             + [core.desired_pod(job, rtype, i, opts) for rtype, i in replicas])

@@ -105,7 +105,7 @@ def _user_sets(template_container: dict[str, Any], name: str) -> bool:
 
 def plan_placement(job: core.JobSpec, devices: list[str], token: str, base_port: int | None) -> Placement:
     """Ports and GPUs for every replica of the job, checked before anything starts."""
-    replicas = core.desired_children(job, core.ChildOptions())
+    replicas = core.replica_indexes(job)
     names = [core.child_name(job.name, rtype, i) for rtype, i in replicas]
     ports = reserve_ports(2 * len(names), base_port)
     gpus: dict[str, str] = {}

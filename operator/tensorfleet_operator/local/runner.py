@@ -69,7 +69,7 @@ class LocalRun:
         self.backoff = backoff
         self.manifest_path = manifest_path
         self.labels = {core.child_name(job.name, t, i): f'{t.lower}-{i}'
-                       for t, i in core.desired_children(job, self.opts)}
+                       for t, i in core.replica_indexes(job)}
         self.metrics = MetricsReader({self.labels[n]: p for n, p in placement.metrics_ports.items()})
         self.console = RunConsole(job.name, tui, self.metrics)
         self.pods: dict[str, LocalPod] = {}
@@ -286,7 +286,7 @@ def run_command(args: argparse.Namespace) -> int:
     python = _python(args.python)
     placement = plan_placement(job, gpu_devices(args.gpus), secrets.token_urlsafe(32), args.base_port)
     opts = core.ChildOptions()
-    for rtype, i in core.desired_children(job, opts):        # every problem shows before anything starts
+    for rtype, i in core.replica_indexes(job):        # every problem shows before anything starts
         launch_spec(core.desired_pod(job, rtype, i, opts), job, placement, python)
     run_dir = RunDir(pathlib.Path(args.run_dir) if args.run_dir else default_run_dir(job.name))
     tui = sys.stdout.isatty() and not args.no_tui
