@@ -17,12 +17,14 @@ NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 
 @pytest.mark.parametrize('path', EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_render_equals_what_the_operator_creates(path):
-    proc = tensorfleet('render', path, '--namespace', 'team-a', '--token', 's3cret')
+    uid = '5d0c3a52-8d4e-4b53-9a3e-1f0e6f1c2b7a'
+    proc = tensorfleet('render', path, '--namespace', 'team-a', '--token', 's3cret', '--uid', uid)
     assert proc.returncode == 0, proc.stderr
     rendered = list(yaml.safe_load_all(proc.stdout))
-    # The oracle: the operator's own first reconcile of the job, as handlers.py would apply it.
+    # The oracle: the operator's own first reconcile of the job, as its shell would apply it.
     body = yaml.safe_load(path.read_text())
     body['metadata']['namespace'] = 'team-a'
+    body['metadata']['uid'] = uid
     plan = core.reconcile(body, [], [], NOW)
     if body['spec'].get('runPolicy', {}).get('suspend'):
         assert plan.create_pods == []        # the operator creates nothing until resumed; render shows the pods
@@ -33,6 +35,14 @@ def test_render_equals_what_the_operator_creates(path):
     assert rendered == [secret, *plan.create_services, *plan.create_pods]
     assert [o['kind'] for o in rendered].count('Pod') == core.parse_job(body).total_replicas
     assert manifest.decode_secret(rendered[0]) == 's3cret'
+    assert all(o['metadata']['ownerReferences'][0]['uid'] == uid for o in rendered)
+    # Without --uid (the job is not created yet) the same objects come without ownerReferences,
+    # so `kubectl apply` takes them.
+    plain = tensorfleet('render', path, '--namespace', 'team-a', '--token', 's3cret')
+    assert plain.stdout.startswith('# ownerReferences left out')
+    for obj in rendered:
+        del obj['metadata']['ownerReferences']
+    assert list(yaml.safe_load_all(plain.stdout)) == rendered
 
 
 def test_render_shows_tf_config_and_gpus():

@@ -104,3 +104,26 @@ def test_live_table_shows_phase_restarts_and_trainer_metrics(tmp_path, child):
     proc.expect(pexpect.EOF, timeout=30)
     proc.wait()
     assert proc.exitstatus == 0
+
+
+def test_ctrl_c_on_the_terminal_stops_the_job(tmp_path, child):
+    from local_helpers import live_group_members, read_yaml
+    body = tfjob('ctrlc', {'PS': {'argv': ['python', '-c', QUIET]},
+                           'Worker': {'argv': ['python', '-c', QUIET]}})
+    run_dir = tmp_path / 'run'
+    proc = pexpect.spawn(CLI[0], [*CLI[1:], 'run', str(write_job(tmp_path, body)), '--run-dir', str(run_dir)],
+                         cwd=str(ROOT), env=cli_env(TERM='xterm-256color'), dimensions=(30, 120),
+                         encoding='utf-8', codec_errors='replace')
+    child.append(proc)
+    screen = Screen(proc, 30, 120)
+    screen.wait_for(lambda t: 'TFJob ctrlc: Running' in t and (cells(t, 'ps-0') or [''])[1:2] == ['Running']
+                    and t.count('no metrics here') == 2, what='both replicas running')
+    groups = [p['pgid'] for p in read_yaml(run_dir / 'run.yaml')['processes'].values()]
+    assert len(groups) == 2 and all(live_group_members(g) for g in groups)
+    proc.sendintr()          # ^C from the terminal: SIGINT to the foreground group (the replicas are not in it)
+    text = screen.wait_for(lambda t: 'TFJob ctrlc: interrupted' in t, what='the interrupted summary')
+    assert 'interrupted: stopping ps-0, worker-0 (SIGTERM, SIGKILL after 10s)' in text
+    proc.expect(pexpect.EOF, timeout=30)
+    proc.wait()
+    assert proc.exitstatus == 130
+    assert not any(live_group_members(g) for g in groups)

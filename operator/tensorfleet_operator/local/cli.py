@@ -44,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     rend.add_argument('manifest', metavar='JOB.yaml')
     rend.add_argument('--namespace', default=None)
     rend.add_argument('--token', default=None, help='RPC token to put in the Secret (default: a random one)')
+    rend.add_argument('--uid', default=None,
+                      help="the TFJob's uid, for ownerReferences (default: none, so kubectl apply takes the objects)")
 
     val = sub.add_parser('validate', help='check manifests against the CRD schema and the operator\'s rules')
     val.add_argument('manifests', nargs='+', metavar='JOB.yaml')
@@ -61,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == 'render':
-        sys.stdout.write(render(args.manifest, args.namespace, args.token))
+        sys.stdout.write(render(args.manifest, args.namespace, args.token, args.uid))
         return 0
     if args.command == 'validate':
         lines, code = validate_files(args.manifests)

@@ -37,6 +37,7 @@ from .placement import LaunchSpec
 
 PR_SET_PDEATHSIG = 1
 MAX_BACKOFF = 30.0
+MAX_LINE_BYTES = 64 * 1024
 LineSink = Callable[[str, str], None]     # (replica label, line)
 
 _WATCHDOG = r'''
@@ -165,7 +166,7 @@ class LocalPod:
         self._readers.append(reader)
 
     def _pump(self, stream: IO[bytes]) -> None:
-        for raw in iter(stream.readline, b''):
+        for raw in iter(lambda: stream.readline(MAX_LINE_BYTES), b''):   # a longer line comes in pieces
             line = raw.decode('utf-8', 'replace').rstrip('\r\n')
             try:
                 self._log.write(line + '\n')

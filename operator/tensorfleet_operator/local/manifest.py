@@ -137,12 +137,22 @@ def render_objects(job: core.JobSpec, token: str, opts: core.ChildOptions | None
             + [core.desired_pod(job, rtype, i, opts) for rtype, i in replicas])
 
 
-def render(path: str, namespace: str | None, token: str | None) -> str:
-    """The ``render`` command's YAML (documents separated by ``---``)."""
+NO_OWNER_NOTE = ('# ownerReferences left out (they need the TFJob\'s uid; kubectl would refuse an empty one):\n'
+                 '# give --uid "$(kubectl get tfjob NAME -o jsonpath={.metadata.uid})" for the operator\'s '
+                 'exact objects\n')
+
+
+def render(path: str, namespace: str | None, token: str | None, uid: str | None = None) -> str:
+    """The ``render`` command's YAML (documents separated by ``---``): the operator's objects for the
+    job; without ``uid`` (the job does not exist yet) they carry no ownerReferences."""
     doc = load_job(path)
-    job = parse(doc, path, namespace)
+    job = parse(doc, path, namespace, uid or '')
     objects = render_objects(job, token or secrets.token_urlsafe(32))
-    return yaml.safe_dump_all(objects, sort_keys=False, width=200)
+    if uid:
+        return yaml.safe_dump_all(objects, sort_keys=False, width=200)
+    for obj in objects:
+        obj['metadata'].pop('ownerReferences', None)
+    return NO_OWNER_NOTE + yaml.safe_dump_all(objects, sort_keys=False, width=200)
 
 
 def decode_secret(secret: dict[str, Any]) -> str:
