@@ -91,6 +91,9 @@ def test_sigint_stops_every_replica_and_grandchild(tmp_path, reaper):
     run = read_yaml(run_dir / 'run.yaml')
     assert run['state'] == 'interrupted' and run['processes'] == {}
     assert not live_group_members(run['watchdog'])
+    from local_helpers import tensorfleet
+    shown = tensorfleet('status', run_dir).stdout.splitlines()[0]
+    assert shown == 'job hold: interrupted (stopped by the user while Running)'
 
 
 def test_sigkill_of_tensorfleet_leaves_nothing_running(tmp_path, reaper):

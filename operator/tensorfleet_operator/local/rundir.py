@@ -110,6 +110,8 @@ def status_lines(run_dir: pathlib.Path) -> list[str]:
     state = job_state(status)
     if run.get('state') == 'running' and not is_live(run):
         state += ' (tensorfleet is no longer running)'
+    elif run.get('state') == 'interrupted':
+        state = f'interrupted (stopped by the user while {state})'
     lines = [f"job {run.get('job')}: {state}" + (f" ({status['reason']})" if status.get('reason') else '')]
     if status.get('message'):
         lines.append(f"  {status['message']}")
