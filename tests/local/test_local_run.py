@@ -29,6 +29,21 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+# A ps that says what it sees, then marks itself up (a file) and serves forever; workers that
+# wait for that mark before they end, so the ps has always spoken before the job can end.
+PS_UP = ECHO_ENV + """
+import pathlib, sys, time
+pathlib.Path(sys.argv[1]).write_text('up')
+time.sleep(600)
+"""
+AFTER_PS = """
+import pathlib, sys, time
+deadline = time.monotonic() + 60
+while not pathlib.Path(sys.argv[1]).exists() and time.monotonic() < deadline:
+    time.sleep(0.02)
+""" + ECHO_ENV
+
+
 def run_job(tmp_path, body, *extra, timeout=120, env=None):
     path = write_job(tmp_path, body)
     run_dir = tmp_path / 'run'
@@ -66,9 +81,9 @@ def test_single_worker_runs_and_succeeds(tmp_path):
 
 
 def test_distributed_replicas_get_local_tf_config_and_ps_is_stopped(tmp_path):
-    ps = script(tmp_path, 'ps.py', ECHO_ENV + 'import time\ntime.sleep(600)\n')
-    body = tfjob('dist', {'PS': {'argv': ['python', ps]},
-                          'Worker': {'n': 2, 'argv': ['python', script(tmp_path, 'w.py', ECHO_ENV)]}})
+    up = str(tmp_path / 'ps-up')
+    body = tfjob('dist', {'PS': {'argv': ['python', script(tmp_path, 'ps.py', PS_UP), up]},
+                          'Worker': {'n': 2, 'argv': ['python', script(tmp_path, 'w.py', AFTER_PS), up]}})
     proc, status, _ = run_job(tmp_path, body)
     assert proc.returncode == 0, proc.stdout
     seen = env_lines(proc.stdout)
@@ -161,9 +176,10 @@ def test_all_workers_success_policy_waits_for_every_worker(tmp_path):
 
 
 def test_two_simulated_gpus_are_shared_out_disjointly(tmp_path):
-    echo = script(tmp_path, 'w.py', ECHO_ENV)
-    body = tfjob('gpus', {'PS': {'argv': ['python', echo]},
-                          'Worker': {'n': 2, 'argv': ['python', echo], 'gpus': 1}})
+    up = str(tmp_path / 'ps-up')
+    body = tfjob('gpus', {'PS': {'argv': ['python', script(tmp_path, 'ps.py', PS_UP), up]},
+                          'Worker': {'n': 2, 'argv': ['python', script(tmp_path, 'w.py', AFTER_PS), up],
+                                     'gpus': 1}})
     proc, _, _ = run_job(tmp_path, body, '--gpus', '0,1')
     assert proc.returncode == 0, proc.stdout
     seen = env_lines(proc.stdout)
@@ -211,3 +227,26 @@ def test_suspended_job_is_refused(tmp_path):
     body = tfjob('sus', {'Worker': {'argv': ['python', '-c', 'pass']}}, run_policy={'suspend': True})
     proc, _, _ = run_job(tmp_path, body)
     assert proc.returncode == 2 and 'spec.runPolicy.suspend is true' in proc.stderr
+
+
+def test_clean_pod_policy_none_keeps_pods_on_a_cluster_but_nothing_outlives_tensorfleet(tmp_path):
+    ps = script(tmp_path, 'ps.py', 'import time\nprint("ps serving", flush=True)\ntime.sleep(600)\n')
+    worker = script(tmp_path, 'w.py', 'import time\ntime.sleep(0.5)\n')       # the ps is up before it ends
+    body = tfjob('keep', {'PS': {'argv': ['python', ps]}, 'Worker': {'argv': ['python', worker]}},
+                 run_policy={'cleanPodPolicy': 'None'})
+    proc, status, _ = run_job(tmp_path, body, '--grace-period', '1')
+    assert proc.returncode == 0, proc.stdout
+    # The operator deleted nothing (its plan), so the final status still shows the ps running ...
+    assert status['replicaStatuses']['PS']['replicas'][0]['phase'] == 'Running'
+    # ... and tensorfleet, exiting, stopped it anyway and says why.
+    assert 'tensorfleet: cleanPodPolicy None keeps them on a cluster; tensorfleet exits: stopping ps-0' in proc.stdout
+    assert 'stopped by tensorfleet, exit 143' in proc.stdout
+
+
+def test_a_users_own_tf_config_is_kept_in_a_single_replica_job(tmp_path):
+    mine = '{"cluster":{"worker":["elsewhere:1"]},"task":{"type":"worker","index":0}}'
+    body = tfjob('own', {'Worker': {'argv': ['python', script(tmp_path, 'w.py', ECHO_ENV)],
+                                    'env': {'TF_CONFIG': mine}}})
+    proc, _, _ = run_job(tmp_path, body)
+    assert proc.returncode == 0, proc.stdout
+    assert env_lines(proc.stdout)['worker-0']['TF_CONFIG'] == mine     # not distributed: the core leaves it

@@ -21,7 +21,11 @@ print('cwd=' + str(pathlib.Path.cwd()), 'python=' + sys.executable, flush=True)
 def test_default_run_dir_status_and_follow(tmp_path):
     go = tmp_path / 'go'
     body = tfjob('slow', {'Worker': {'argv': ['python', script(tmp_path, 'slow.py', SLOW), str(go)]}})
-    body['spec']['tfReplicaSpecs']['Worker']['template']['spec']['containers'][0]['workingDir'] = str(tmp_path)
+    container = body['spec']['tfReplicaSpecs']['Worker']['template']['spec']['containers'][0]
+    container['workingDir'] = str(tmp_path)
+    # `python` inside the replica's own shell command is the --python interpreter too
+    container['command'] = ['sh', '-c', 'python -c "import sys; print(\'inner=\' + sys.executable)" && exec "$0" "$@"',
+                            *container['command']]
     job = write_job(tmp_path, body)
     python = tmp_path / 'py'
     python.symlink_to(sys.executable)
@@ -44,7 +48,7 @@ def test_default_run_dir_status_and_follow(tmp_path):
                 proc.wait()
     log = (run_dir / 'worker-0.log').read_text()
     assert followed == log and log.count('line ') == 5
-    assert f'cwd={tmp_path}' in log and f'python={python}' in log
+    assert f'cwd={tmp_path}' in log and f'python={python}' in log and f'inner={python}' in log
     done = tensorfleet('status', cwd=tmp_path)
     assert done.stdout.startswith('job slow: Succeeded (Succeeded)')
     assert 'worker-0      Succeeded           0  0' in done.stdout

@@ -200,7 +200,7 @@ def launch_spec(pod: dict[str, Any], job: core.JobSpec, placement: Placement, py
     for entry in container.get('env') or []:
         key = entry.get('name')
         value = _env_value(pod, entry, placement, f'{where}, env {key}')
-        if key == core.ENV_TF_CONFIG:
+        if key == core.ENV_TF_CONFIG and job.is_distributed:    # the core's; a user's own one is kept
             value = local_tf_config(value, job.name, placement.tf_ports)
         env[key] = _expand(value, env)
     env[core.ENV_METRICS_PORT] = str(placement.metrics_ports[name])

@@ -22,6 +22,7 @@ import datetime
 import os
 import pathlib
 import secrets
+import shlex
 import shutil
 import signal
 import sys
@@ -33,7 +34,7 @@ from . import operator_core as core
 from .console import MetricsReader, ReplicaRow, RunConsole
 from .kubelet import LocalPod, Watchdog
 from .manifest import UsageError, load_job, parse, with_defaults
-from .placement import Placement, gpu_devices, launch_spec, plan_placement
+from .placement import PYTHON_NAMES, Placement, gpu_devices, launch_spec, plan_placement
 from .rundir import RunDir, default_run_dir, job_state
 
 TICK = 0.1        # how often the local pods are polled
@@ -54,6 +55,17 @@ def _python(choice: str | None) -> str:
     if found is None:
         raise UsageError(f'--python {choice}: interpreter not found')
     return found
+
+
+def python_wrappers(bin_dir: pathlib.Path, python: str) -> pathlib.Path:
+    """``python`` and ``python3`` commands that run ``python`` (scripts, not symlinks: a symlinked
+    virtualenv interpreter would lose its environment)."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name in PYTHON_NAMES:
+        wrapper = bin_dir / name
+        wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(python)} "$@"\n')
+        wrapper.chmod(0o755)
+    return bin_dir
 
 
 class LocalRun:
@@ -80,6 +92,7 @@ class LocalRun:
         self.started = time.monotonic()
         self.state = 'Created'
         self.ends: dict[str, str] = {}        # replica label -> how its last process ended here
+        self.bin_dir = python_wrappers(run_dir.path / 'bin', python)
 
     # -- bookkeeping ----------------------------------------------------------------------
     def _run_info(self, state: str) -> dict[str, Any]:
@@ -117,6 +130,8 @@ class LocalRun:
         name = manifest['metadata']['name']
         label = replica_label(manifest)
         spec = launch_spec(manifest, self.job, self.placement, self.python)
+        # `python` inside a replica's own scripts (sh -c "python ...") is the chosen interpreter too.
+        spec.env['PATH'] = os.pathsep.join([str(self.bin_dir), spec.env.get('PATH', os.environ.get('PATH', ''))])
         assert self.watchdog is not None
         log = self._log(label)
         if log.tell() > 0:
@@ -173,17 +188,14 @@ class LocalRun:
         self._apply(plan)
         return plan
 
-    def _wait_for_pods(self, finished: bool) -> None:
-        """Until every pod's process has ended (deleted ones after their grace period)."""
-        while self.pods:
+    def _wait_for_pods(self, deleted_only: bool = False) -> None:
+        """Until every pod's process (or, with ``deleted_only``, every deleted pod's) has ended;
+        a deleted pod gets SIGKILL after its grace period, and at once after a second Ctrl-C."""
+        while any(p.running and (p.deletion is not None or not deleted_only) for p in self.pods.values()):
             if self.interrupts > 1:
                 for pod in self.pods.values():
                     pod.kill_now()
             self._tick_pods()
-            if finished:
-                for pod in list(self.pods.values()):
-                    if not pod.running:        # ended, not deleted: kept as it ended
-                        del self.pods[pod.name]
             time.sleep(TICK)
 
     def _stop_all(self, why: str) -> None:
@@ -201,7 +213,7 @@ class LocalRun:
             changed = self._tick_pods()
             if self.interrupts:
                 self._stop_all('interrupted')
-                self._wait_for_pods(finished=False)
+                self._wait_for_pods()
                 return EXIT_INTERRUPTED
             now = time.monotonic()
             if changed or now >= due:      # a pod changed, the plan acted, or a timed check is due
@@ -212,12 +224,11 @@ class LocalRun:
             if core.is_finished(self.body['status'].get('conditions') or []):
                 break
             time.sleep(TICK)
-        self._wait_for_pods(finished=True)     # the plan's deletions (cleanPodPolicy), to their end
-        kept = [p for p in self.pods.values() if p.running]
-        if kept:
+        self._wait_for_pods(deleted_only=True)     # the plan's deletions (cleanPodPolicy), to their end
+        if any(p.running for p in self.pods.values()):
             self._stop_all(f'cleanPodPolicy {self.job.run_policy.clean_pod_policy.value} keeps them on a cluster; '
                            'tensorfleet exits')
-            self._wait_for_pods(finished=False)
+            self._wait_for_pods()
         succeeded = core.is_true(self.body['status'].get('conditions') or [], core.ConditionType.SUCCEEDED)
         return EXIT_SUCCEEDED if succeeded else EXIT_FAILED
 
@@ -239,7 +250,7 @@ class LocalRun:
             if self.pods:      # an error left the loop: nothing may survive it
                 for pod in self.pods.values():
                     pod.kill_now()
-                self._wait_for_pods(finished=False)
+                self._wait_for_pods()
             if self.watchdog is not None:
                 self.watchdog.close()
             self.metrics.stop()
