@@ -1,6 +1,7 @@
 """`tensorfleet run` end to end with real processes: the operator core's lifecycle rules decide how a
 local job ends (restarts per policy, backoffLimit, deadline, success policy), and what each replica sees."""
 import json
+import signal
 
 import pytest
 
@@ -250,3 +251,25 @@ def test_a_users_own_tf_config_is_kept_in_a_single_replica_job(tmp_path):
     proc, _, _ = run_job(tmp_path, body)
     assert proc.returncode == 0, proc.stdout
     assert env_lines(proc.stdout)['worker-0']['TF_CONFIG'] == mine     # not distributed: the core leaves it
+
+
+def test_a_closed_stdout_does_not_block_the_replicas(tmp_path):
+    # `tensorfleet run job.yaml | head -1`: the replica writes far more than a pipe holds; once the
+    # reader is gone tensorfleet must keep draining it (into its log) and still exit with the job's code.
+    loud = "import sys\nfor i in range(4000):\n    print(f'line {i:05d} ' + 'x' * 100)\n"
+    body = tfjob('loud', {'Worker': {'argv': ['python', '-c', loud]}})
+    run_dir = tmp_path / 'run'
+    from local_helpers import start
+    proc = start('run', write_job(tmp_path, body), '--run-dir', run_dir, '--no-tui')
+    try:
+        first = proc.stdout.readline()
+        proc.stdout.close()
+        assert first.startswith('tensorfleet: running TFJob loud')
+        assert proc.wait(timeout=120) == 0
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)      # tensorfleet stops its replicas
+            proc.wait(timeout=60)
+    log = (run_dir / 'worker-0.log').read_text().splitlines()
+    assert len(log) == 4000 and log[-1].startswith('line 03999 ')
+    assert read_yaml(run_dir / 'status.yaml')['status']['reason'] == 'Succeeded'

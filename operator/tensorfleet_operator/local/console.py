@@ -12,6 +12,7 @@ replica once a second (bounded timeout; a replica serving none shows ``-``).
 from __future__ import annotations
 
 import math
+import os
 import sys
 import threading
 import time
@@ -39,6 +40,16 @@ MAX_SCRAPE_BYTES = 4 << 20
 COLOURS = ('cyan', 'magenta', 'green', 'yellow', 'blue', 'bright_red', 'bright_cyan', 'bright_magenta')
 
 
+def silence_stdout() -> None:
+    """stdout's reader is gone: point it at /dev/null, so no later write (or the flush at exit) fails."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 def parse_metrics(text: str) -> dict[str, float]:
     """The contract's gauges from a Prometheus text page (first sample of each)."""
     values: dict[str, float] = {}
@@ -55,12 +66,18 @@ class MetricsReader:
     def __init__(self, ports: dict[str, int]) -> None:
         self.ports = ports                       # replica label -> metrics port
         self.values: dict[str, dict[str, float]] = {}
-        self.active: set[str] = set()
+        self._active: set[str] = set()
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name='metrics-reader', daemon=True)
 
     def start(self) -> None:
         self._thread.start()
+
+    def set_active(self, label: str, active: bool) -> None:
+        """Scrape ``label`` (its process runs) or stop scraping it."""
+        with self._lock:
+            (self._active.add if active else self._active.discard)(label)
 
     def stop(self) -> None:
         self._stop.set()
@@ -79,7 +96,9 @@ class MetricsReader:
 
     def _loop(self) -> None:
         while not self._stop.wait(SCRAPE_INTERVAL):
-            for label in sorted(self.active):
+            with self._lock:
+                labels = sorted(self._active)
+            for label in labels:
                 if self._stop.is_set():
                     return
                 self.scrape(label)
@@ -112,6 +131,7 @@ class RunConsole:
         self._colours: dict[str, str] = {}
         self._lock = threading.Lock()
         self._live: Live | None = None
+        self.closed = False
 
     def start(self) -> None:
         if self.tui:
@@ -130,24 +150,27 @@ class RunConsole:
             self._colours[label] = COLOURS[len(self._colours) % len(COLOURS)]
         return self._colours[label]
 
+    def _emit(self, plain: str, rich_text: Text) -> None:
+        if self.closed:
+            return
+        try:
+            if self.tui:
+                self.console.print(rich_text)
+            else:
+                with self._lock:
+                    sys.stdout.write(plain + '\n')
+                    sys.stdout.flush()
+        except (OSError, ValueError):    # the reader went away (`| head`): keep running, logs still written
+            self.closed = True
+            silence_stdout()
+
     def line(self, label: str, text: str) -> None:
         """One output line of a replica, prefixed ``[label]``."""
-        if self.tui:
-            out = Text.assemble((f'[{label}] ', self._colour(label)), text)
-            self.console.print(out)
-        else:
-            with self._lock:
-                sys.stdout.write(f'[{label}] {text}\n')
-                sys.stdout.flush()
+        self._emit(f'[{label}] {text}', Text.assemble((f'[{label}] ', self._colour(label)), text))
 
     def note(self, text: str, style: str = 'bold') -> None:
         """A line from tensorfleet itself (events, state changes)."""
-        if self.tui:
-            self.console.print(Text(f'tensorfleet: {text}', style=style))
-        else:
-            with self._lock:
-                sys.stdout.write(f'tensorfleet: {text}\n')
-                sys.stdout.flush()
+        self._emit(f'tensorfleet: {text}', Text(f'tensorfleet: {text}', style=style))
 
     def update(self, state: str, rows: list[ReplicaRow]) -> None:
         self.state = state

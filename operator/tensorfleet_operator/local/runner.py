@@ -31,7 +31,7 @@ import uuid
 from typing import IO, Any
 
 from . import operator_core as core
-from .console import MetricsReader, ReplicaRow, RunConsole
+from .console import MetricsReader, ReplicaRow, RunConsole, silence_stdout
 from .kubelet import LocalPod, Watchdog
 from .manifest import UsageError, load_job, parse, with_defaults
 from .placement import PYTHON_NAMES, Placement, gpu_devices, launch_spec, plan_placement
@@ -142,7 +142,7 @@ class LocalRun:
         except OSError as err:
             raise UsageError(f'pod {name}: cannot start {spec.argv[0]!r} ({err.strerror or err})') from None
         self.pods[name] = pod
-        self.metrics.active.add(label)
+        self.metrics.set_active(label, True)
 
     def _tick_pods(self) -> bool:
         now = time.monotonic()
@@ -150,7 +150,7 @@ class LocalRun:
         for pod in list(self.pods.values()):
             changed |= pod.poll(now)
             if not pod.running:
-                self.metrics.active.discard(pod.label)
+                self.metrics.set_active(pod.label, False)
                 if pod.exit_code is not None:
                     stopped = 'stopped by tensorfleet, ' if pod.deletion else ''
                     self.ends[pod.label] = f'{stopped}exit {pod.exit_code}'
@@ -281,8 +281,10 @@ class LocalRun:
         if loss is not None:
             lines.append(f'  final loss: {loss:.4g}')
         lines.append(f'  logs: {self.run_dir.path}/<replica>.log   status: {self.run_dir.path}/status.yaml')
-        for line in lines:
-            print(line, flush=True)
+        try:
+            print('\n'.join(lines), flush=True)
+        except (OSError, ValueError):      # nobody reads stdout any more: the exit code still tells
+            silence_stdout()
 
 
 def run_command(args: argparse.Namespace) -> int:
