@@ -44,12 +44,12 @@ def reaper():
                 pass
 
 
-def start_holders(tmp_path, reaper):
+def start_holders(tmp_path, reaper, grace=1):
     holder = script(tmp_path, 'holder.py', HOLDER)
     body = tfjob('hold', {'PS': {'argv': ['python', holder, 'ignore-term']},
                           'Worker': {'n': 2, 'argv': ['python', holder]}})
     run_dir = tmp_path / 'run'
-    proc = start('run', write_job(tmp_path, body), '--run-dir', run_dir, '--no-tui', '--grace-period', '1')
+    proc = start('run', write_job(tmp_path, body), '--run-dir', run_dir, '--no-tui', '--grace-period', str(grace))
 
     def ready():
         infos = {}
@@ -109,3 +109,16 @@ def test_sigkill_of_tensorfleet_leaves_nothing_running(tmp_path, reaper):
     from local_helpers import tensorfleet
     shown = tensorfleet('status', run_dir)
     assert '(tensorfleet is no longer running)' in shown.stdout.splitlines()[0]   # ...and status says so
+
+
+def test_a_second_sigint_kills_at_once(tmp_path, reaper):
+    import time
+    proc, infos, _ = start_holders(tmp_path, reaper, grace=120)   # the ps ignores SIGTERM
+    os.kill(proc.pid, signal.SIGINT)
+    wait_for(lambda: not live_group_members(infos['worker-0']['pgid']), timeout=60, what='the workers to stop')
+    assert live_group_members(infos['ps-0']['pgid'])        # still in its 120 s grace period
+    started = time.monotonic()
+    os.kill(proc.pid, signal.SIGINT)
+    out = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 130 and time.monotonic() - started < 60, out
+    assert nothing_left(infos)
