@@ -27,6 +27,8 @@ def test_01_single_worker_trains_mnist(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     accuracy = float(re.search(r'\[worker-0\] test accuracy: ([0-9.]+)', proc.stdout).group(1))
     assert accuracy > 0.8           # a softmax regression after 100 steps (TF's tutorial: ~92% after 1000)
+    assert (f'tensorfleet: mnist-softmax-worker-0: workingDir /opt/tensorfleet is not on this machine '
+            f'(a path in the image); running in {ROOT}') in proc.stdout
     assert (tmp_path / 'ckpt' / 'model.ckpt-100.index').exists()
     status = read_yaml(run_dir / 'status.yaml')['status']
     assert status['reason'] == 'Succeeded' and status['replicaStatuses']['Worker']['succeeded'] == 1

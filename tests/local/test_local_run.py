@@ -273,3 +273,15 @@ def test_a_closed_stdout_does_not_block_the_replicas(tmp_path):
     log = (run_dir / 'worker-0.log').read_text().splitlines()
     assert len(log) == 4000 and log[-1].startswith('line 03999 ')
     assert read_yaml(run_dir / 'status.yaml')['status']['reason'] == 'Succeeded'
+
+
+def test_a_working_dir_of_the_image_runs_in_workdir(tmp_path):
+    body = tfjob('wd', {'Worker': {'argv': ['python', '-c', 'import os; print("cwd=" + os.getcwd())']}})
+    body['spec']['tfReplicaSpecs']['Worker']['template']['spec']['containers'][0]['workingDir'] = '/opt/in-image'
+    (tmp_path / 'here').mkdir()
+    proc, _, _ = run_job(tmp_path, body, '--workdir', tmp_path / 'here')
+    assert proc.returncode == 0 and f'[worker-0] cwd={tmp_path / "here"}' in proc.stdout
+    assert 'workingDir /opt/in-image is not on this machine' in proc.stdout
+    bad, _, _ = run_job(tmp_path, body, '--workdir', tmp_path / 'nope')
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == f'tensorfleet: --workdir {tmp_path / "nope"}: no such directory'

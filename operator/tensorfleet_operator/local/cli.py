@@ -37,6 +37,9 @@ def _parser() -> argparse.ArgumentParser:
                           'terminationGracePeriodSeconds (default 10)')
     run.add_argument('--restart-backoff', type=float, default=1.0, metavar='SECONDS',
                      help='first delay of an in-place restart (doubles each time, at most 30 s; default 1)')
+    run.add_argument('--workdir', default=None, metavar='DIR',
+                     help='where replicas run whose workingDir is a path in the image, not on this machine '
+                          '(default: the current directory)')
     run.add_argument('--base-port', type=int, default=None, metavar='PORT',
                      help='give replicas consecutive ports from PORT (default: any free ports)')
 

@@ -45,6 +45,7 @@ class LaunchSpec:
     argv: list[str]
     env: dict[str, str]                  # the container's env only (added to this process's env)
     cwd: str | None
+    note: str | None = None              # what local mode did differently from a kubelet, if anything
 
 
 def _port_is_free(port: int) -> bool:
@@ -186,8 +187,13 @@ def _resolve_command(argv: list[str], cwd: str | None, python: str, where: str) 
     return argv
 
 
-def launch_spec(pod: dict[str, Any], job: core.JobSpec, placement: Placement, python: str) -> LaunchSpec:
-    """argv, env and cwd of one pod's ``tensorflow`` container, as a kubelet would resolve them."""
+def launch_spec(pod: dict[str, Any], job: core.JobSpec, placement: Placement, python: str,
+                workdir: str | None = None) -> LaunchSpec:
+    """argv, env and cwd of one pod's ``tensorflow`` container, as a kubelet would resolve them.
+
+    A ``workingDir`` that does not exist here is a path inside the (ignored) image, such as the
+    trainer image's ``/opt/tensorfleet``: the replica runs in ``workdir`` (default: the current
+    directory) instead, and the spec's ``note`` says so."""
     name = pod['metadata']['name']
     container = tensorflow_container(pod)
     rtype = next(t for t in job.replicas if pod['metadata']['labels'][
@@ -209,7 +215,10 @@ def launch_spec(pod: dict[str, Any], job: core.JobSpec, placement: Placement, py
     if not _user_sets(template_tf, ENV_PROCESSES_PER_HOST):
         env[ENV_PROCESSES_PER_HOST] = str(placement.processes)
     cwd = container.get('workingDir') or None
+    note = None
     if cwd is not None and not os.path.isdir(cwd):
-        raise UsageError(f'{where}: workingDir {cwd!r} does not exist on this machine')
+        note = (f'{name}: workingDir {cwd} is not on this machine (a path in the image); '
+                f'running in {os.path.abspath(workdir or os.getcwd())}')
+        cwd = workdir
     argv = [_expand(str(a), env) for a in (container.get('command') or []) + (container.get('args') or [])]
-    return LaunchSpec(argv=_resolve_command(argv, cwd, python, where), env=env, cwd=cwd)
+    return LaunchSpec(argv=_resolve_command(argv, cwd, python, where), env=env, cwd=cwd, note=note)

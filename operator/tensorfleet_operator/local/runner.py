@@ -70,7 +70,8 @@ def python_wrappers(bin_dir: pathlib.Path, python: str) -> pathlib.Path:
 
 class LocalRun:
     def __init__(self, body: dict[str, Any], job: core.JobSpec, placement: Placement, python: str,
-                 run_dir: RunDir, tui: bool, grace: float, backoff: float, manifest_path: str) -> None:
+                 run_dir: RunDir, tui: bool, grace: float, backoff: float, manifest_path: str,
+                 workdir: str | None = None) -> None:
         self.body = body
         self.job = job
         self.opts = core.ChildOptions()
@@ -80,6 +81,7 @@ class LocalRun:
         self.grace = grace
         self.backoff = backoff
         self.manifest_path = manifest_path
+        self.workdir = workdir
         self.labels = {core.child_name(job.name, t, i): f'{t.lower}-{i}'
                        for t, i in core.replica_indexes(job)}
         self.metrics = MetricsReader({self.labels[n]: p for n, p in placement.metrics_ports.items()})
@@ -129,7 +131,9 @@ class LocalRun:
     def _start_pod(self, manifest: dict[str, Any]) -> None:
         name = manifest['metadata']['name']
         label = replica_label(manifest)
-        spec = launch_spec(manifest, self.job, self.placement, self.python)
+        spec = launch_spec(manifest, self.job, self.placement, self.python, self.workdir)
+        if spec.note and label not in self.logs:      # said once per replica
+            self.console.note(spec.note, 'yellow')
         # `python` inside a replica's own scripts (sh -c "python ...") is the chosen interpreter too.
         spec.env['PATH'] = os.pathsep.join([str(self.bin_dir), spec.env.get('PATH', os.environ.get('PATH', ''))])
         assert self.watchdog is not None
@@ -299,9 +303,14 @@ def run_command(args: argparse.Namespace) -> int:
     python = _python(args.python)
     placement = plan_placement(job, gpu_devices(args.gpus), secrets.token_urlsafe(32), args.base_port)
     opts = core.ChildOptions()
+    workdir = None
+    if args.workdir is not None:
+        if not os.path.isdir(args.workdir):
+            raise UsageError(f'--workdir {args.workdir}: no such directory')
+        workdir = os.path.abspath(args.workdir)
     for rtype, i in core.replica_indexes(job):        # every problem shows before anything starts
-        launch_spec(core.desired_pod(job, rtype, i, opts), job, placement, python)
+        launch_spec(core.desired_pod(job, rtype, i, opts), job, placement, python, workdir)
     run_dir = RunDir(pathlib.Path(args.run_dir) if args.run_dir else default_run_dir(job.name))
     tui = sys.stdout.isatty() and not args.no_tui
     return LocalRun(body, job, placement, python, run_dir, tui, args.grace_period, args.restart_backoff,
-                    args.manifest).run()
+                    args.manifest, workdir).run()
