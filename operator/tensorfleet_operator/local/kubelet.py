@@ -180,12 +180,16 @@ class LocalPod:
         """The exit status if the process ended; its whole group is killed first (nothing lingers)."""
         if self.proc is None or self.proc.returncode is not None:
             return None
-        try:
-            ended = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-        except ChildProcessError:      # reaped already
-            ended = True
-        if not ended:
-            return None
+        if not hasattr(os, 'waitid'):          # no peeking (macOS): reap, then sweep the group
+            if self.proc.poll() is None:
+                return None
+        else:
+            try:
+                ended = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            except ChildProcessError:      # reaped already
+                ended = True
+            if not ended:
+                return None
         if self.pgid is not None:
             try:     # the zombie leader still holds the group id: no other process can have it
                 os.killpg(self.pgid, signal.SIGKILL)
