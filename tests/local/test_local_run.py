@@ -84,7 +84,8 @@ def test_single_worker_runs_and_succeeds(tmp_path):
 def test_distributed_replicas_get_local_tf_config_and_ps_is_stopped(tmp_path):
     up = str(tmp_path / 'ps-up')
     body = tfjob('dist', {'PS': {'argv': ['python', script(tmp_path, 'ps.py', PS_UP), up]},
-                          'Worker': {'n': 2, 'argv': ['python', script(tmp_path, 'w.py', AFTER_PS), up]}})
+                          'Worker': {'n': 2, 'argv': ['python', script(tmp_path, 'w.py', AFTER_PS), up]}},
+                 success_policy='AllWorkers')     # worker 1 is not stopped before it has spoken
     proc, status, _ = run_job(tmp_path, body)
     assert proc.returncode == 0, proc.stdout
     seen = env_lines(proc.stdout)
@@ -180,7 +181,7 @@ def test_two_simulated_gpus_are_shared_out_disjointly(tmp_path):
     up = str(tmp_path / 'ps-up')
     body = tfjob('gpus', {'PS': {'argv': ['python', script(tmp_path, 'ps.py', PS_UP), up]},
                           'Worker': {'n': 2, 'argv': ['python', script(tmp_path, 'w.py', AFTER_PS), up],
-                                     'gpus': 1}})
+                                     'gpus': 1}}, success_policy='AllWorkers')
     proc, _, _ = run_job(tmp_path, body, '--gpus', '0,1')
     assert proc.returncode == 0, proc.stdout
     seen = env_lines(proc.stdout)
