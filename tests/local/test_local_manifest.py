@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from local_helpers import ROOT, tensorfleet
-from tensorfleet_operator.local import manifest
+from tensorfleet_operator.local import cli, manifest
 from tensorfleet_operator.local import operator_core as core
 
 EXAMPLES = sorted((ROOT / 'deploy' / 'examples').glob('*.yaml'))
@@ -15,10 +15,26 @@ INVALID = sorted((ROOT / 'tests' / 'operator' / 'invalid_manifests').glob('*.yam
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 
 
+class Result:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """The CLI's main() in this process (the subprocess path is covered by the tests marked e2e below)."""
+    def call(*args):
+        capsys.readouterr()
+        code = cli.main([str(a) for a in args])
+        out = capsys.readouterr()
+        return Result(code, out.out, out.err)
+    return call
+
+
 @pytest.mark.parametrize('path', EXAMPLES, ids=[p.name for p in EXAMPLES])
-def test_render_equals_what_the_operator_creates(path):
+def test_render_equals_what_the_operator_creates(path, run_cli):
     uid = '5d0c3a52-8d4e-4b53-9a3e-1f0e6f1c2b7a'
-    proc = tensorfleet('render', path, '--namespace', 'team-a', '--token', 's3cret', '--uid', uid)
+    proc = run_cli('render', path, '--namespace', 'team-a', '--token', 's3cret', '--uid', uid)
     assert proc.returncode == 0, proc.stderr
     rendered = list(yaml.safe_load_all(proc.stdout))
     # The oracle: the operator's own first reconcile of the job, as its shell would apply it.
@@ -38,15 +54,15 @@ def test_render_equals_what_the_operator_creates(path):
     assert all(o['metadata']['ownerReferences'][0]['uid'] == uid for o in rendered)
     # Without --uid (the job is not created yet) the same objects come without ownerReferences,
     # so `kubectl apply` takes them.
-    plain = tensorfleet('render', path, '--namespace', 'team-a', '--token', 's3cret')
+    plain = run_cli('render', path, '--namespace', 'team-a', '--token', 's3cret')
     assert plain.stdout.startswith('# ownerReferences left out')
     for obj in rendered:
         del obj['metadata']['ownerReferences']
     assert list(yaml.safe_load_all(plain.stdout)) == rendered
 
 
-def test_render_shows_tf_config_and_gpus():
-    proc = tensorfleet('render', ROOT / 'deploy' / 'examples' / 'multi-worker-gpu.yaml', '--token', 't')
+def test_render_shows_tf_config_and_gpus(run_cli):
+    proc = run_cli('render', ROOT / 'deploy' / 'examples' / 'multi-worker-gpu.yaml', '--token', 't')
     pods = [o for o in yaml.safe_load_all(proc.stdout) if o['kind'] == 'Pod']
     env = {p['metadata']['name']: {e['name']: e.get('value') for e in p['spec']['containers'][0]['env']}
            for p in pods}
@@ -61,15 +77,15 @@ def expected_path(path):
 
 
 @pytest.mark.parametrize('path', INVALID, ids=[p.name for p in INVALID])
-def test_validate_names_the_bad_field(path):
-    proc = tensorfleet('validate', path)
+def test_validate_names_the_bad_field(path, run_cli):
+    proc = run_cli('validate', path)
     assert proc.returncode == 1
     lines = proc.stderr.splitlines()
     assert lines and all(line.startswith(f'{path}: ') for line in lines)
     assert any(line.startswith(f'{path}: {expected_path(path)}: ') for line in lines), lines
 
 
-def test_validate_reports_every_file_and_semantic_rules(job_file, tmp_path):
+def test_validate_reports_every_file_and_semantic_rules(job_file, tmp_path, run_cli):
     two_chiefs = job_file("""
 apiVersion: tensorfleet.io/v1
 kind: TFJob
@@ -87,19 +103,19 @@ spec:
     Worker: {template: {spec: {containers: [{name: main, image: img}]}}}
 """, 'notf.yaml')
     good = ROOT / 'deploy' / 'examples' / 'simple.yaml'
-    proc = tensorfleet('validate', good, two_chiefs, no_tf)
+    proc = run_cli('validate', good, two_chiefs, no_tf)
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [f'{good}: valid']
     assert proc.stderr.splitlines() == [
         f'{two_chiefs}: spec.tfReplicaSpecs.Chief.replicas: TensorFlow allows at most one chief, got 2',
         f"{no_tf}: spec.tfReplicaSpecs.Worker.template.spec.containers: one container must be named "
         f"'tensorflow' (it gets TF_CONFIG)"]
-    ok = tensorfleet('validate', *EXAMPLES)
+    ok = run_cli('validate', *EXAMPLES)
     assert ok.returncode == 0 and ok.stderr == '' and len(ok.stdout.splitlines()) == len(EXAMPLES)
 
 
 @pytest.mark.parametrize('command', ['render', 'run', 'validate'])
-def test_bad_input_is_one_line_and_exit_2(command, job_file, tmp_path):
+def test_bad_input_is_one_line_and_exit_2(command, job_file, tmp_path, run_cli):
     cases = {
         tmp_path / 'missing.yaml': 'no such file',
         job_file('kind: TFJob\nspec: [unclosed\n', 'bad.yaml'): 'not valid YAML at line 3',
@@ -110,15 +126,15 @@ def test_bad_input_is_one_line_and_exit_2(command, job_file, tmp_path):
         tmp_path: 'is a directory',
     }
     for path, message in cases.items():
-        proc = tensorfleet(command, path)
+        proc = run_cli(command, path)
         assert proc.returncode == 2, (path, proc.stdout, proc.stderr)
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and str(path) in lines[0] and message in lines[0], lines
         assert 'Traceback' not in proc.stderr
 
 
-def test_render_of_an_invalid_job_names_the_field(tmp_path):
-    proc = tensorfleet('render', ROOT / 'tests' / 'operator' / 'invalid_manifests' / 'replicas-negative.yaml')
+def test_render_of_an_invalid_job_names_the_field(tmp_path, run_cli):
+    proc = run_cli('render', ROOT / 'tests' / 'operator' / 'invalid_manifests' / 'replicas-negative.yaml')
     assert proc.returncode == 2
     assert proc.stderr.strip().endswith('spec.tfReplicaSpecs.Worker.replicas: -1 is less than the minimum of 0')
 
@@ -141,3 +157,17 @@ def test_local_mode_never_imports_the_operator_shell():
             text = path.read_text()
             assert 'from ..' not in text and 'tensorfleet_operator.' not in text.replace(
                 'tensorfleet_operator.local', ''), path.name
+
+
+def test_the_command_line_end_to_end(tmp_path):
+    """The same commands as real processes (python -m tensorfleet_operator.local): output, exit codes."""
+    example = ROOT / 'deploy' / 'examples' / 'simple.yaml'
+    rendered = tensorfleet('render', example, '--token', 't', '--uid', 'u')
+    assert rendered.returncode == 0 and [o['kind'] for o in yaml.safe_load_all(rendered.stdout)][:2] == [
+        'Secret', 'Service']
+    bad = ROOT / 'tests' / 'operator' / 'invalid_manifests' / 'backoff-limit.yaml'
+    checked = tensorfleet('validate', example, bad)
+    assert checked.returncode == 1 and checked.stdout == f'{example}: valid\n'
+    assert checked.stderr == f"{bad}: spec.runPolicy.backoffLimit: 'three' is not of type 'integer'\n"
+    missing = tensorfleet('run', tmp_path / 'missing.yaml')
+    assert missing.returncode == 2 and missing.stderr == f'tensorfleet: {tmp_path / "missing.yaml"}: no such file\n'
