@@ -42,6 +42,8 @@ from . import app, flags  # noqa: E402  (tf.app.run, tf.flags / tf.app.flags)
 from . import tf_logging as logging  # noqa: E402  (tf.logging)
 from . import gfile  # noqa: E402  (tf.gfile, local files only)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
+from . import io  # noqa: E402  (tf.io: TFRecord files)
+from .io import python_io  # noqa: E402
 
 newaxis = None
 AUTO_REUSE = _sys.modules[__name__].__dict__.get("AUTO_REUSE", "auto_reuse")
