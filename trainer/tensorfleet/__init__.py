@@ -44,6 +44,9 @@ from . import gfile  # noqa: E402  (tf.gfile, local files only)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 from . import io  # noqa: E402  (tf.io: TFRecord files)
 from .io import python_io  # noqa: E402
+from . import summary  # noqa: E402  (tf.summary)
+from .protos.event_pb2 import Event, LogMessage, SessionLog  # noqa: E402  (TF 1.15's top-level protos)
+from .protos.summary_pb2 import HistogramProto, Summary, SummaryMetadata  # noqa: E402
 
 newaxis = None
 AUTO_REUSE = _sys.modules[__name__].__dict__.get("AUTO_REUSE", "auto_reuse")

@@ -13,5 +13,5 @@ __all__ = ["TFRecordCompressionType", "TFRecordOptions", "TFRecordWriter", "tf_r
 python_io = _types.ModuleType("tensorfleet.python_io", "`tf.python_io`: TFRecord files (TF 1.15's names).")
 for _name in __all__:
     setattr(python_io, _name, globals()[_name])
-setattr(python_io, "__all__", list(__all__))
+vars(python_io)["__all__"] = list(__all__)
 _sys.modules[python_io.__name__] = python_io

@@ -1,0 +1,172 @@
+"""tf.summary.FileWriter / FileWriterCache (summary/writer.py, summary/event_file_writer.py): the event files
+are read back with TensorBoard's own loaders (EventAccumulator, EventFileLoader); values and steps exact."""
+import os
+import re
+import socket
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import tensorfleet as tf
+
+ea = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+efl = pytest.importorskip("tensorboard.backend.event_processing.event_file_loader")
+tb_event = pytest.importorskip("tensorboard.compat.proto.event_pb2")
+
+
+def _accumulator(logdir):
+    acc = ea.EventAccumulator(str(logdir), size_guidance={ea.SCALARS: 0, ea.HISTOGRAMS: 0, ea.IMAGES: 0,
+                                                          ea.AUDIO: 0, ea.TENSORS: 0})
+    acc.Reload()
+    return acc
+
+
+def _events(path):
+    return [tb_event.Event.FromString(r) for r in efl.RawEventFileLoader(str(path)).Load()]
+
+
+def _event_files(logdir):
+    return sorted(p for p in os.listdir(logdir) if "tfevents" in p)
+
+
+def test_file_name_and_first_event(tmp_path):
+    before = int(time.time())
+    w = tf.summary.FileWriter(str(tmp_path / "run"), filename_suffix=".v1")
+    after = int(time.time())
+    (name,) = _event_files(tmp_path / "run")
+    m = re.fullmatch(r"events\.out\.tfevents\.(\d{10})\.(.+)\.v1", name)
+    assert m and before <= int(m.group(1)) <= after and m.group(2) == socket.gethostname()
+    assert w.get_logdir() == str(tmp_path / "run")
+    # visible before any flush: TensorBoard finds the run as soon as the writer exists
+    (first,) = _events(tmp_path / "run" / name)
+    assert first.file_version == "brain.Event:2" and first.step == 0 and before <= first.wall_time
+    w.close()
+
+
+def test_scalars_and_histograms_read_back_by_tensorboard(tmp_path):
+    x = tf.placeholder(tf.float32, [None])
+    tf.summary.scalar("avg", tf.reduce_mean(x))
+    tf.summary.histogram("values", x)
+    merged = tf.summary.merge_all()
+    rng = np.random.RandomState(3)
+    feeds = [rng.normal(size=50).astype(np.float32) for _ in range(4)]
+    steps = [0, 10, 20, 1000000000000]
+    with tf.Session() as sess, tf.summary.FileWriter(str(tmp_path)) as w:
+        blobs = []
+        for step, feed in zip(steps, feeds, strict=True):
+            blob = sess.run(merged, {x: feed})
+            blobs.append(tf.Summary.FromString(blob))
+            w.add_summary(blob, global_step=step)
+    acc = _accumulator(tmp_path)
+    assert acc.Tags()["scalars"] == ["avg"] and acc.Tags()["histograms"] == ["values"]
+    scalars = acc.Scalars("avg")
+    assert [s.step for s in scalars] == steps
+    assert [s.value for s in scalars] == [float(np.mean(f, dtype=np.float32)) for f in feeds]
+    hists = acc.Histograms("values")
+    assert [h.step for h in hists] == steps
+    for h, blob, feed in zip(hists, blobs, feeds, strict=True):
+        want = blob.value[1].histo
+        assert h.histogram_value.num == 50 and h.histogram_value.min == float(feed.min())
+        assert list(h.histogram_value.bucket_limit) == list(want.bucket_limit)
+        assert list(h.histogram_value.bucket) == list(want.bucket)
+
+
+def test_images_and_audio_read_back(tmp_path):
+    imgs = np.random.RandomState(4).randint(0, 256, size=(2, 3, 5, 3)).astype(np.uint8)
+    s_img = tf.summary.image("img", tf.constant(imgs), max_outputs=2)
+    s_aud = tf.summary.audio("aud", tf.constant(np.zeros((1, 100), np.float32)), 16000)
+    with tf.Session() as sess, tf.summary.FileWriter(str(tmp_path)) as w:
+        a, b = sess.run([s_img, s_aud])
+        w.add_summary(a, 7)
+        w.add_summary(b, 8)
+    acc = _accumulator(tmp_path)
+    assert sorted(acc.Tags()["images"]) == ["img/image/0", "img/image/1"]
+    (ev,) = acc.Images("img/image/1")
+    assert (ev.step, ev.width, ev.height) == (7, 5, 3)
+    (au,) = acc.Audio("aud/audio/0")
+    assert au.step == 8 and au.sample_rate == 16000 and au.length_frames == 100
+
+
+def test_session_log_event_and_flush(tmp_path):
+    w = tf.summary.FileWriter(str(tmp_path), flush_secs=3600)
+    w.add_session_log(tf.SessionLog(status=tf.SessionLog.START), global_step=3)
+    w.add_event(tf.Event(wall_time=1.5, step=4, file_version="custom"))
+    w.flush()  # visible without close
+    (name,) = _event_files(tmp_path)
+    events = _events(tmp_path / name)
+    assert [e.WhichOneof("what") for e in events] == ["file_version", "session_log", "file_version"]
+    assert events[1].session_log.status == tb_event.SessionLog.START and events[1].step == 3
+    assert (events[2].wall_time, events[2].step) == (1.5, 4)
+    w.close()
+
+
+def test_metadata_kept_only_for_the_first_value_of_a_tag(tmp_path):
+    def summary(v):
+        s = tf.Summary()
+        val = s.value.add(tag="t", simple_value=v)
+        val.metadata.plugin_data.plugin_name = "scalars"
+        return s
+
+    first = summary(1.0)
+    with tf.summary.FileWriter(str(tmp_path)) as w:
+        w.add_summary(first, 1)
+        w.add_summary(summary(2.0), 2)
+    assert first.value[0].HasField("metadata")  # the caller's proto is untouched
+    (name,) = _event_files(tmp_path)
+    values = [e.summary.value[0] for e in _events(tmp_path / name) if e.HasField("summary")]
+    assert [v.HasField("metadata") for v in values] == [True, False]
+    assert [v.simple_value for v in values] == [1.0, 2.0]
+
+
+def test_close_reopen_and_closed_writer_warnings(tmp_path):
+    w = tf.summary.FileWriter(str(tmp_path))
+    w.add_summary(tf.Summary(value=[tf.Summary.Value(tag="a", simple_value=1.0)]), 1)
+    w.close()
+    w.close()  # twice is fine
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        w.add_summary(tf.Summary(value=[tf.Summary.Value(tag="a", simple_value=99.0)]), 2)  # dropped, as TF
+    assert any("closed FileWriter" in str(c.message) for c in caught)
+    w.reopen()
+    w.add_summary(tf.Summary(value=[tf.Summary.Value(tag="a", simple_value=3.0)]), 3)
+    w.close()
+    assert len(_event_files(tmp_path)) == 2
+    acc = _accumulator(tmp_path)
+    assert [(s.step, s.value) for s in acc.Scalars("a")] == [(1, 1.0), (3, 3.0)]
+
+
+def test_events_survive_a_full_queue(tmp_path):
+    with tf.summary.FileWriter(str(tmp_path), max_queue=2) as w:
+        for step in range(200):
+            w.add_summary(tf.Summary(value=[tf.Summary.Value(tag="s", simple_value=float(step))]), step)
+    acc = _accumulator(tmp_path)
+    assert [s.value for s in acc.Scalars("s")] == [float(i) for i in range(200)]
+
+
+def test_bad_arguments_are_clear_errors(tmp_path):
+    with pytest.raises(TypeError, match="Summary proto"):
+        with tf.summary.FileWriter(str(tmp_path)) as w:
+            w.add_summary(3.0)
+    with pytest.raises(NotImplementedError, match="session"):
+        tf.summary.FileWriter(str(tmp_path), session=object())
+    with pytest.raises(TypeError, match="Graph"):
+        with tf.summary.FileWriter(str(tmp_path)) as w:
+            w.add_graph("not a graph")
+    with tf.summary.FileWriter(str(tmp_path)) as w:
+        w.add_run_metadata(b"", "step1")
+        with pytest.raises(ValueError, match="already used"):
+            w.add_run_metadata(b"", "step1")
+
+
+def test_file_writer_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(tf.summary.FileWriter, "add_graph", lambda self, *a, **k: None)
+    a = tf.summary.FileWriterCache.get(str(tmp_path / "a"))
+    assert tf.summary.FileWriterCache.get(str(tmp_path / "a")) is a
+    b = tf.summary.FileWriterCache.get(str(tmp_path / "b"))
+    assert b is not a
+    tf.summary.FileWriterCache.clear()
+    assert a._closed and b._closed
+    assert tf.summary.FileWriterCache.get(str(tmp_path / "a")) is not a
+    tf.summary.FileWriterCache.clear()
