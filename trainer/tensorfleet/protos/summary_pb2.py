@@ -22,9 +22,10 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from tensorfleet.protos import tensor_pb2 as tensorfleet_dot_protos_dot_tensor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n tensorfleet/protos/summary.proto\x12\x0btensorfleet\"\'\n\x12SummaryDescription\x12\x11\n\ttype_hint\x18\x01 \x01(\t\"\x87\x01\n\x0eHistogramProto\x12\x0b\n\x03min\x18\x01 \x01(\x01\x12\x0b\n\x03max\x18\x02 \x01(\x01\x12\x0b\n\x03num\x18\x03 \x01(\x01\x12\x0b\n\x03sum\x18\x04 \x01(\x01\x12\x13\n\x0bsum_squares\x18\x05 \x01(\x01\x12\x18\n\x0c\x62ucket_limit\x18\x06 \x03(\x01\x42\x02\x10\x01\x12\x12\n\x06\x62ucket\x18\x07 \x03(\x01\x42\x02\x10\x01\"\xe2\x01\n\x0fSummaryMetadata\x12<\n\x0bplugin_data\x18\x01 \x01(\x0b\x32\'.tensorfleet.SummaryMetadata.PluginData\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12\x1b\n\x13summary_description\x18\x03 \x01(\t\x12*\n\ndata_class\x18\x04 \x01(\x0e\x32\x16.tensorfleet.DataClass\x1a\x32\n\nPluginData\x12\x13\n\x0bplugin_name\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\x0c\"\xb8\x04\n\x07Summary\x12)\n\x05value\x18\x01 \x03(\x0b\x32\x1a.tensorfleet.Summary.Value\x1aX\n\x05Image\x12\x0e\n\x06height\x18\x01 \x01(\x05\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x12\n\ncolorspace\x18\x03 \x01(\x05\x12\x1c\n\x14\x65ncoded_image_string\x18\x04 \x01(\x0c\x1a}\n\x05\x41udio\x12\x13\n\x0bsample_rate\x18\x01 \x01(\x02\x12\x14\n\x0cnum_channels\x18\x02 \x01(\x03\x12\x15\n\rlength_frames\x18\x03 \x01(\x03\x12\x1c\n\x14\x65ncoded_audio_string\x18\x04 \x01(\x0c\x12\x14\n\x0c\x63ontent_type\x18\x05 \x01(\t\x1a\xa8\x02\n\x05Value\x12\x11\n\tnode_name\x18\x07 \x01(\t\x12\x0b\n\x03tag\x18\x01 \x01(\t\x12.\n\x08metadata\x18\t \x01(\x0b\x32\x1c.tensorfleet.SummaryMetadata\x12\x16\n\x0csimple_value\x18\x02 \x01(\x02H\x00\x12&\n\x1cobsolete_old_style_histogram\x18\x03 \x01(\x0cH\x00\x12+\n\x05image\x18\x04 \x01(\x0b\x32\x1a.tensorfleet.Summary.ImageH\x00\x12,\n\x05histo\x18\x05 \x01(\x0b\x32\x1b.tensorfleet.HistogramProtoH\x00\x12+\n\x05\x61udio\x18\x06 \x01(\x0b\x32\x1a.tensorfleet.Summary.AudioH\x00\x42\x07\n\x05value*o\n\tDataClass\x12\x16\n\x12\x44\x41TA_CLASS_UNKNOWN\x10\x00\x12\x15\n\x11\x44\x41TA_CLASS_SCALAR\x10\x01\x12\x15\n\x11\x44\x41TA_CLASS_TENSOR\x10\x02\x12\x1c\n\x18\x44\x41TA_CLASS_BLOB_SEQUENCE\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n tensorfleet/protos/summary.proto\x12\x0btensorfleet\x1a\x1ftensorfleet/protos/tensor.proto\"\'\n\x12SummaryDescription\x12\x11\n\ttype_hint\x18\x01 \x01(\t\"\x87\x01\n\x0eHistogramProto\x12\x0b\n\x03min\x18\x01 \x01(\x01\x12\x0b\n\x03max\x18\x02 \x01(\x01\x12\x0b\n\x03num\x18\x03 \x01(\x01\x12\x0b\n\x03sum\x18\x04 \x01(\x01\x12\x13\n\x0bsum_squares\x18\x05 \x01(\x01\x12\x18\n\x0c\x62ucket_limit\x18\x06 \x03(\x01\x42\x02\x10\x01\x12\x12\n\x06\x62ucket\x18\x07 \x03(\x01\x42\x02\x10\x01\"\xe2\x01\n\x0fSummaryMetadata\x12<\n\x0bplugin_data\x18\x01 \x01(\x0b\x32\'.tensorfleet.SummaryMetadata.PluginData\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12\x1b\n\x13summary_description\x18\x03 \x01(\t\x12*\n\ndata_class\x18\x04 \x01(\x0e\x32\x16.tensorfleet.DataClass\x1a\x32\n\nPluginData\x12\x13\n\x0bplugin_name\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\x0c\"\xe4\x04\n\x07Summary\x12)\n\x05value\x18\x01 \x03(\x0b\x32\x1a.tensorfleet.Summary.Value\x1aX\n\x05Image\x12\x0e\n\x06height\x18\x01 \x01(\x05\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x12\n\ncolorspace\x18\x03 \x01(\x05\x12\x1c\n\x14\x65ncoded_image_string\x18\x04 \x01(\x0c\x1a}\n\x05\x41udio\x12\x13\n\x0bsample_rate\x18\x01 \x01(\x02\x12\x14\n\x0cnum_channels\x18\x02 \x01(\x03\x12\x15\n\rlength_frames\x18\x03 \x01(\x03\x12\x1c\n\x14\x65ncoded_audio_string\x18\x04 \x01(\x0c\x12\x14\n\x0c\x63ontent_type\x18\x05 \x01(\t\x1a\xd4\x02\n\x05Value\x12\x11\n\tnode_name\x18\x07 \x01(\t\x12\x0b\n\x03tag\x18\x01 \x01(\t\x12.\n\x08metadata\x18\t \x01(\x0b\x32\x1c.tensorfleet.SummaryMetadata\x12\x16\n\x0csimple_value\x18\x02 \x01(\x02H\x00\x12&\n\x1cobsolete_old_style_histogram\x18\x03 \x01(\x0cH\x00\x12+\n\x05image\x18\x04 \x01(\x0b\x32\x1a.tensorfleet.Summary.ImageH\x00\x12,\n\x05histo\x18\x05 \x01(\x0b\x32\x1b.tensorfleet.HistogramProtoH\x00\x12+\n\x05\x61udio\x18\x06 \x01(\x0b\x32\x1a.tensorfleet.Summary.AudioH\x00\x12*\n\x06tensor\x18\x08 \x01(\x0b\x32\x18.tensorfleet.TensorProtoH\x00\x42\x07\n\x05value*o\n\tDataClass\x12\x16\n\x12\x44\x41TA_CLASS_UNKNOWN\x10\x00\x12\x15\n\x11\x44\x41TA_CLASS_SCALAR\x10\x01\x12\x15\n\x11\x44\x41TA_CLASS_TENSOR\x10\x02\x12\x1c\n\x18\x44\x41TA_CLASS_BLOB_SEQUENCE\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,22 +36,22 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_HISTOGRAMPROTO'].fields_by_name['bucket_limit']._serialized_options = b'\020\001'
   _globals['_HISTOGRAMPROTO'].fields_by_name['bucket']._loaded_options = None
   _globals['_HISTOGRAMPROTO'].fields_by_name['bucket']._serialized_options = b'\020\001'
-  _globals['_DATACLASS']._serialized_start=1028
-  _globals['_DATACLASS']._serialized_end=1139
-  _globals['_SUMMARYDESCRIPTION']._serialized_start=49
-  _globals['_SUMMARYDESCRIPTION']._serialized_end=88
-  _globals['_HISTOGRAMPROTO']._serialized_start=91
-  _globals['_HISTOGRAMPROTO']._serialized_end=226
-  _globals['_SUMMARYMETADATA']._serialized_start=229
-  _globals['_SUMMARYMETADATA']._serialized_end=455
-  _globals['_SUMMARYMETADATA_PLUGINDATA']._serialized_start=405
-  _globals['_SUMMARYMETADATA_PLUGINDATA']._serialized_end=455
-  _globals['_SUMMARY']._serialized_start=458
-  _globals['_SUMMARY']._serialized_end=1026
-  _globals['_SUMMARY_IMAGE']._serialized_start=512
-  _globals['_SUMMARY_IMAGE']._serialized_end=600
-  _globals['_SUMMARY_AUDIO']._serialized_start=602
-  _globals['_SUMMARY_AUDIO']._serialized_end=727
-  _globals['_SUMMARY_VALUE']._serialized_start=730
-  _globals['_SUMMARY_VALUE']._serialized_end=1026
+  _globals['_DATACLASS']._serialized_start=1105
+  _globals['_DATACLASS']._serialized_end=1216
+  _globals['_SUMMARYDESCRIPTION']._serialized_start=82
+  _globals['_SUMMARYDESCRIPTION']._serialized_end=121
+  _globals['_HISTOGRAMPROTO']._serialized_start=124
+  _globals['_HISTOGRAMPROTO']._serialized_end=259
+  _globals['_SUMMARYMETADATA']._serialized_start=262
+  _globals['_SUMMARYMETADATA']._serialized_end=488
+  _globals['_SUMMARYMETADATA_PLUGINDATA']._serialized_start=438
+  _globals['_SUMMARYMETADATA_PLUGINDATA']._serialized_end=488
+  _globals['_SUMMARY']._serialized_start=491
+  _globals['_SUMMARY']._serialized_end=1103
+  _globals['_SUMMARY_IMAGE']._serialized_start=545
+  _globals['_SUMMARY_IMAGE']._serialized_end=633
+  _globals['_SUMMARY_AUDIO']._serialized_start=635
+  _globals['_SUMMARY_AUDIO']._serialized_end=760
+  _globals['_SUMMARY_VALUE']._serialized_start=763
+  _globals['_SUMMARY_VALUE']._serialized_end=1103
 # @@protoc_insertion_point(module_scope)
