@@ -170,3 +170,88 @@ def test_file_writer_cache(tmp_path, monkeypatch):
     assert a._closed and b._closed
     assert tf.summary.FileWriterCache.get(str(tmp_path / "a")) is not a
     tf.summary.FileWriterCache.clear()
+
+
+def _training_graph():
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    w = tf.Variable(np.ones((3, 1), np.float32), name="w")
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w)))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    tf.summary.scalar("loss", loss)
+    return x, loss, train
+
+
+def test_graph_read_back_and_prepared_for_tensorboards_graph_view(tmp_path):
+    from tensorboard.backend import process_graph
+
+    _training_graph()
+    graph = tf.get_default_graph()
+    with tf.Session() as sess:
+        tf.summary.FileWriter(str(tmp_path), sess.graph).close()
+    (name,) = _event_files(tmp_path)
+    events = _events(tmp_path / name)
+    assert [e.WhichOneof("what") for e in events] == ["file_version", "graph_def"]  # the graph comes first
+    gd = _accumulator(tmp_path).Graph()  # TensorBoard's own GraphDef class
+    ops = graph.get_operations()
+    assert [n.name for n in gd.node] == [op.name for op in ops]
+    assert [n.op for n in gd.node] == [op.type for op in ops]
+    by_name = {n.name: n for n in gd.node}
+    for op in ops:
+        want = [t.name[:-2] if t.name.endswith(":0") else t.name for t in op.inputs]
+        want += ["^" + c.name for c in op.control_inputs]
+        assert list(by_name[op.name].input) == want, op.name
+    dims = [d.size for d in by_name["MatMul"].attr["_output_shapes"].list.shape[0].dim]
+    assert dims == [-1, 1]
+    process_graph.prepare_graph_for_ui(gd)  # what the graph plugin does before drawing: must not raise
+
+
+def test_graph_def_argument_and_add_graph_later(tmp_path):
+    from tensorfleet import graph_def
+
+    _training_graph()
+    gd = graph_def.as_graph_def(tf.get_default_graph())
+    with tf.summary.FileWriter(str(tmp_path / "a"), graph_def=gd):
+        pass
+    assert len(_accumulator(tmp_path / "a").Graph().node) == len(gd.node)
+    with tf.summary.FileWriter(str(tmp_path / "b")) as w:
+        w.add_graph(tf.get_default_graph(), global_step=5)
+    (name,) = _event_files(tmp_path / "b")
+    assert _events(tmp_path / "b" / name)[1].step == 5
+    with pytest.raises(ValueError, match="only graph, or graph_def"):
+        tf.summary.FileWriter(str(tmp_path / "c"), graph=tf.get_default_graph(), graph_def=gd)
+
+
+def test_text_summary_read_back_by_tensorboards_text_plugin(tmp_path):
+    from tensorboard.plugins.text import text_plugin
+    from tensorboard.util import tensor_util
+
+    from tensorfleet.ops.summary_ops import STRING
+
+    note = tf.placeholder(getattr(tf, "string", STRING), [])
+    s = tf.summary.text("notes", note)
+    with pytest.raises(ValueError, match="dtype string"):
+        tf.summary.text("bad", tf.constant(1.0))
+    with tf.Session() as sess, tf.summary.FileWriter(str(tmp_path)) as w:
+        for step, text in enumerate([b"**bold** start", b"second"]):
+            w.add_summary(sess.run(s, {note: np.array(text, dtype=object)}), step)
+    acc = _accumulator(tmp_path)
+    assert acc.SummaryMetadata("notes").plugin_data.plugin_name == "text"
+    events = acc.Tensors("notes")
+    assert [e.step for e in events] == [0, 1]
+    arr = tensor_util.make_ndarray(events[0].tensor_proto)
+    assert arr.shape == () and arr.item() == b"**bold** start"
+    assert "<strong>bold</strong>" in text_plugin.text_array_to_html(arr, enable_markdown=True)
+
+
+def test_tensor_summary_of_numbers(tmp_path):
+    from tensorboard.util import tensor_util
+
+    value = np.arange(6, dtype=np.float32).reshape(2, 3)
+    s = tf.summary.tensor_summary("t", tf.constant(value), summary_description="a table", display_name="T")
+    with tf.Session() as sess, tf.summary.FileWriter(str(tmp_path)) as w:
+        w.add_summary(sess.run(s), 3)
+    acc = _accumulator(tmp_path)
+    (ev,) = acc.Tensors("t")
+    np.testing.assert_array_equal(tensor_util.make_ndarray(ev.tensor_proto), value)
+    md = acc.SummaryMetadata("t")
+    assert (md.summary_description, md.display_name) == ("a table", "T")

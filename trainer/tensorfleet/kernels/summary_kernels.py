@@ -11,6 +11,8 @@ What TF 1.15's C++ kernels do, kept exactly where TensorBoard shows it:
   is negative, else by 127/max|v| around 128; values under 1e-6 count as zero), non-finite pixels painted
   `bad_color`, truncated to uint8, PNG encoded. Tags `tag/image` (max_images 1) or `tag/image/<i>`.
 * AudioSummaryV2: samples clamped to 16-bit PCM as round(v * 32768), WAV encoded. Tags `tag/audio[/<i>]`.
+* TensorSummaryV2: the tensor as a TensorProto (strings in string_val, numbers in tensor_content, as TF's
+  AsProtoField / AsProtoTensorContent) with the op's serialized SummaryMetadata.
 * MergeSummary: every value of every input, in order; a tag seen twice is an InvalidArgumentError.
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ import zlib
 import numpy as np
 
 from .. import errors
+from ..graph_def import ndarray_to_proto
 from ..protos import summary_pb2
 from .backend import to_host
 from .registry import register_kernel
@@ -192,6 +195,16 @@ def audio_summary(ctx, tensor, sample_rate):
         v.audio.length_frames = arr.shape[1]
         v.audio.content_type = "audio/wav"
         v.audio.encoded_audio_string = encode_wav(arr[i], int(rate))
+    return _string_scalar(s)
+
+
+@register_kernel("TensorSummaryV2", devices=("CPU",))
+def tensor_summary(ctx, tensor):
+    arr = np.asarray(to_host(tensor))
+    s = summary_pb2.Summary()
+    v = s.value.add(tag=ctx.attrs["tag"])
+    v.tensor.CopyFrom(ndarray_to_proto(arr))
+    v.metadata.ParseFromString(ctx.attrs["serialized_summary_metadata"])
     return _string_scalar(s)
 
 

@@ -22,7 +22,8 @@ def _string_scalar(op):
     return [(STRING, TensorShape([]))]
 
 
-for _op_type in ("ScalarSummary", "HistogramSummary", "ImageSummary", "AudioSummaryV2", "MergeSummary"):
+for _op_type in ("ScalarSummary", "HistogramSummary", "ImageSummary", "AudioSummaryV2", "TensorSummaryV2",
+                 "MergeSummary"):
     register_op(_op_type, _string_scalar)
     NotDifferentiable(_op_type)
 
@@ -81,6 +82,15 @@ def audio_summary(tag: str, tensor, sample_rate, max_outputs: int = 3, name=None
         raise ValueError(f"max_outputs must be >= 1, got {max_outputs} (audio summary '{tag}')")
     return make_tensor("AudioSummaryV2", [t, rate], {"tag": tag, "max_outputs": int(max_outputs)},
                        name=name, default_name="AudioSummaryV2")
+
+
+def tensor_summary(tag: str, tensor, serialized_summary_metadata: bytes = b"", name=None):
+    """A Summary whose value is the whole tensor (a TensorProto: strings in string_val, numbers as raw bytes)
+    with the given SummaryMetadata (e.g. plugin "text")."""
+    t = convert_to_tensor(tensor)
+    return make_tensor("TensorSummaryV2", [t], {"tag": tag, "T": t.dtype,
+                                                "serialized_summary_metadata": bytes(serialized_summary_metadata)},
+                       name=name, default_name="TensorSummaryV2")
 
 
 def merge_summary(inputs, name=None):

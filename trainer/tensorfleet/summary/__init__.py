@@ -5,8 +5,8 @@ their fetched bytes into Events, `event_file_writer` writes the event file Tenso
 """
 from ..protos.event_pb2 import Event, SessionLog, TaggedRunMetadata
 from ..protos.summary_pb2 import Summary, SummaryDescription
-from .summary_api import audio, histogram, image, merge, merge_all, scalar
+from .summary_api import audio, histogram, image, merge, merge_all, scalar, tensor_summary, text
 from .writer import FileWriter, FileWriterCache
 
 __all__ = ["Event", "FileWriter", "FileWriterCache", "SessionLog", "Summary", "SummaryDescription",
-           "TaggedRunMetadata", "audio", "histogram", "image", "merge", "merge_all", "scalar"]
+           "TaggedRunMetadata", "audio", "histogram", "image", "merge", "merge_all", "scalar", "tensor_summary", "text"]

@@ -15,9 +15,11 @@ import re
 
 from .. import tf_logging
 from ..graph import GraphKeys, add_to_collection, get_collection, name_scope
+from ..graph import convert_to_tensor
 from ..ops import summary_ops
+from ..protos import summary_pb2
 
-__all__ = ["scalar", "histogram", "image", "audio", "merge", "merge_all"]
+__all__ = ["scalar", "histogram", "image", "audio", "text", "tensor_summary", "merge", "merge_all"]
 
 _INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w.]")
 
@@ -77,6 +79,29 @@ def audio(name, tensor, sample_rate, max_outputs=3, collections=None, family=Non
         val = summary_ops.audio_summary(tag, tensor, sample_rate, max_outputs=max_outputs, name=scope)
         _collect(val, collections, [GraphKeys.SUMMARIES])
     return val
+
+
+def tensor_summary(name, tensor, summary_description=None, collections=None, summary_metadata=None, family=None,
+                   display_name=None):
+    """`tf.summary.tensor_summary`: the whole tensor, with a SummaryMetadata (plugin name, description)."""
+    metadata = summary_pb2.SummaryMetadata() if summary_metadata is None else summary_metadata
+    if summary_description is not None:
+        metadata.summary_description = summary_description
+    if display_name is not None:
+        metadata.display_name = display_name
+    with summary_scope(name, family, values=[tensor]) as (tag, scope):
+        val = summary_ops.tensor_summary(tag, tensor, metadata.SerializeToString(), name=scope)
+        _collect(val, collections, [GraphKeys.SUMMARIES])
+    return val
+
+
+def text(name, tensor, collections=None):
+    """`tf.summary.text`: a string tensor for TensorBoard's Text dashboard (markdown)."""
+    tensor = convert_to_tensor(tensor)
+    if tensor.dtype.name != "string":
+        raise ValueError(f"Expected tensor {tensor.name} to have dtype string, got {tensor.dtype.name}")
+    metadata = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
+    return tensor_summary(name=name, tensor=tensor, summary_metadata=metadata, collections=collections)
 
 
 def merge(inputs, collections=None, name=None):
