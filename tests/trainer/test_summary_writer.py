@@ -255,3 +255,33 @@ def test_tensor_summary_of_numbers(tmp_path):
     np.testing.assert_array_equal(tensor_util.make_ndarray(ev.tensor_proto), value)
     md = acc.SummaryMetadata("t")
     assert (md.summary_description, md.display_name) == ("a table", "T")
+
+
+def test_write_errors_surface_at_the_next_call(tmp_path):
+    w = tf.summary.FileWriter(str(tmp_path))
+    records = w.event_writer._records
+
+    def disk_full(_record):
+        raise OSError(28, "No space left on device")
+
+    records.write = disk_full
+    w.add_summary(tf.Summary(value=[tf.Summary.Value(tag="a", simple_value=1.0)]), 1)
+    with pytest.raises(tf.errors.UnknownError, match="No space left on device"):
+        w.flush()
+    w.close()  # the error was reported once; the file is closed, no thread left behind
+    assert not w.event_writer._worker.is_alive()
+
+
+def test_writers_left_open_are_closed_at_exit(tmp_path):
+    import subprocess
+    import sys
+
+    script = (
+        "import tensorfleet as tf\n"
+        f"w = tf.summary.FileWriter({str(tmp_path)!r}, flush_secs=3600)\n"
+        "for i in range(5):\n"
+        "    w.add_summary(tf.Summary(value=[tf.Summary.Value(tag='x', simple_value=float(i))]), i)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120, env=env)
+    assert [s.value for s in _accumulator(tmp_path).Scalars("x")] == [0.0, 1.0, 2.0, 3.0, 4.0]

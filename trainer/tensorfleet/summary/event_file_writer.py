@@ -10,15 +10,18 @@ As TF 1.15's EventFileWriter + C++ EventsWriter:
 * `close()` writes what is queued, flushes, closes the file and stops the thread; `reopen()` starts a new
   file (events after `close()` and before `reopen()` are dropped, as TF's).
 A write error in the thread (disk full, directory removed) is raised by the next `add_event`, `flush` or
-`close` rather than lost.
+`close` rather than lost. Writers still open when the interpreter exits are closed then (their queued
+events written), so a script that forgets `close()` loses nothing.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import queue
 import socket
 import threading
 import time
+import weakref
 from typing import Optional
 
 from .. import errors
@@ -26,6 +29,7 @@ from ..io.tfrecord import TFRecordWriter
 from ..protos import event_pb2
 
 FILE_VERSION = "brain.Event:2"
+_OPEN_WRITERS: "weakref.WeakSet[EventFileWriter]" = weakref.WeakSet()
 
 
 def event_file_name(logdir: str, when: float, suffix: str = "") -> str:
@@ -73,6 +77,7 @@ class EventFileWriter:
                                         daemon=True)
         self._closed = False
         self._worker.start()
+        _OPEN_WRITERS.add(self)
 
     def _run(self) -> None:
         next_flush = time.monotonic() + self._flush_secs
@@ -132,6 +137,7 @@ class EventFileWriter:
             if self._closed:
                 return
             self._closed = True
+            _OPEN_WRITERS.discard(self)
             self._queue.put(_STOP)
             self._worker.join()
             try:
@@ -147,3 +153,12 @@ class EventFileWriter:
 
 
 _STOP = object()
+
+
+@atexit.register
+def _close_open_writers() -> None:
+    for writer in list(_OPEN_WRITERS):
+        try:
+            writer.close()
+        except Exception:  # (at exit: nothing left to report an error to)
+            pass

@@ -18,6 +18,8 @@ from .rmsprop import RMSPropOptimizer
 from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
 from ..protos.example_pb2 import Example, SequenceExample
 from ..protos.feature_pb2 import BytesList, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List
+from ..summary.saver_hook import SecondOrStepTimer, SummarySaverHook
+from ..summary.writer import FileWriterCache as SummaryWriterCache
 from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
                             global_step)
 
@@ -27,4 +29,4 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "global_step", "assert_global_step", "ExponentialMovingAverage", "exponential_decay",
            "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay",
            "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
-           "FloatList", "Int64List"]
+           "FloatList", "Int64List", "SummarySaverHook", "SecondOrStepTimer", "SummaryWriterCache"]
