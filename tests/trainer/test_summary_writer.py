@@ -217,8 +217,12 @@ def test_graph_def_argument_and_add_graph_later(tmp_path):
         w.add_graph(tf.get_default_graph(), global_step=5)
     (name,) = _event_files(tmp_path / "b")
     assert _events(tmp_path / "b" / name)[1].step == 5
+    import threading
+
+    before = threading.active_count()
     with pytest.raises(ValueError, match="only graph, or graph_def"):
         tf.summary.FileWriter(str(tmp_path / "c"), graph=tf.get_default_graph(), graph_def=gd)
+    assert threading.active_count() == before  # the failed constructor stopped its writer thread
 
 
 def test_text_summary_read_back_by_tensorboards_text_plugin(tmp_path):

@@ -54,7 +54,11 @@ class FileWriter:
         self._seen_summary_tags: set = set()
         self._tags_lock = threading.Lock()
         if graph is not None or graph_def is not None:
-            self.add_graph(graph=graph, graph_def=graph_def)
+            try:
+                self.add_graph(graph=graph, graph_def=graph_def)
+            except BaseException:
+                self.close()  # no thread or open file left behind by a failed constructor
+                raise
 
     def __enter__(self):
         return self
