@@ -137,7 +137,30 @@ def test_close_reopen_and_closed_writer_warnings(tmp_path):
     assert [(s.step, s.value) for s in acc.Scalars("a")] == [(1, 1.0), (3, 3.0)]
 
 
-def test_events_survive_a_full_queue(tmp_path):
+def test_every_max_queue_events_and_every_flush_secs_reach_the_file(tmp_path):
+    def on_disk():
+        (name,) = _event_files(tmp_path)
+        return [e.step for e in _events(tmp_path / name) if e.HasField("summary")]
+
+    w = tf.summary.FileWriter(str(tmp_path), max_queue=3, flush_secs=3600)
+    for step in range(7):
+        w.add_summary(tf.Summary(value=[tf.Summary.Value(tag="s", simple_value=float(step))]), step)
+    assert on_disk() == [0, 1, 2, 3, 4, 5]  # flushed after the 3rd and the 6th, as TF's max_queue
+    w.close()
+    assert on_disk() == list(range(7))
+    for f in _event_files(tmp_path):
+        os.remove(tmp_path / f)
+    w = tf.summary.FileWriter(str(tmp_path), max_queue=1000, flush_secs=0.2)
+    w.add_summary(tf.Summary(value=[tf.Summary.Value(tag="s", simple_value=1.0)]), 9)
+    deadline = time.monotonic() + 60
+    while on_disk() != [9] and time.monotonic() < deadline:  # the timed flush, without flush() or close()
+        time.sleep(0.05)
+    assert on_disk() == [9]
+    w.close()
+    assert not w.event_writer._flusher.is_alive()
+
+
+def test_many_events_read_back_in_order(tmp_path):
     with tf.summary.FileWriter(str(tmp_path), max_queue=2) as w:
         for step in range(200):
             w.add_summary(tf.Summary(value=[tf.Summary.Value(tag="s", simple_value=float(step))]), step)
@@ -261,7 +284,7 @@ def test_tensor_summary_of_numbers(tmp_path):
     assert (md.summary_description, md.display_name) == ("a table", "T")
 
 
-def test_write_errors_surface_at_the_next_call(tmp_path):
+def test_write_errors_reach_the_caller(tmp_path):
     w = tf.summary.FileWriter(str(tmp_path))
     records = w.event_writer._records
 
@@ -269,11 +292,10 @@ def test_write_errors_surface_at_the_next_call(tmp_path):
         raise OSError(28, "No space left on device")
 
     records.write = disk_full
-    w.add_summary(tf.Summary(value=[tf.Summary.Value(tag="a", simple_value=1.0)]), 1)
     with pytest.raises(tf.errors.UnknownError, match="No space left on device"):
-        w.flush()
-    w.close()  # the error was reported once; the file is closed, no thread left behind
-    assert not w.event_writer._worker.is_alive()
+        w.add_summary(tf.Summary(value=[tf.Summary.Value(tag="a", simple_value=1.0)]), 1)
+    w.close()  # the file is closed, no thread left behind
+    assert not w.event_writer._flusher.is_alive()
 
 
 def test_writers_left_open_are_closed_at_exit(tmp_path):

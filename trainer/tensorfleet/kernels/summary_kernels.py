@@ -5,7 +5,8 @@ values.
 What TF 1.15's C++ kernels do, kept exactly where TensorBoard shows it:
 * HistogramSummary: TF's default buckets (limits growing by 10% from 1e-12 to 1e20, mirrored negative, 0 and
   +-DBL_MAX), a value v counted in the first bucket whose limit is > v, runs of empty buckets collapsed into
-  the last of the run, min/max/num/sum/sum_squares accumulated in double, in order. NaN or Inf is an
+  the last of the run, min/max/num/sum/sum_squares in double (the sums pairwise, not in TF's order: they
+  may differ from TF's in the last bits). NaN or Inf is an
   InvalidArgumentError naming the op.
 * ImageSummary: uint8 images as they are; float images scaled per image to [0, 255] (by 255/max when no value
   is negative, else by 127/max|v| around 128; values under 1e-6 count as zero), non-finite pixels painted
@@ -68,13 +69,19 @@ def scalar_summary(ctx, values):
 
 def fill_histogram(histo: summary_pb2.HistogramProto, values: np.ndarray) -> None:
     """TF's histogram::Histogram Add() of every value, then EncodeToProto(preserve_zero_buckets=False)."""
-    x = values.astype(np.float64).ravel()
-    counts = np.bincount(np.searchsorted(BUCKET_LIMITS, x, side="right"), minlength=BUCKET_LIMITS.size)
-    histo.min = float(x.min()) if x.size else DBL_MAX
-    histo.max = float(x.max()) if x.size else -DBL_MAX
-    histo.num = float(x.size)
-    histo.sum = float(np.cumsum(x)[-1]) if x.size else 0.0  # (cumsum: sequential, as TF's loop)
-    histo.sum_squares = float(np.cumsum(x * x)[-1]) if x.size else 0.0
+    # Counting through one sort (in the input's own dtype: 6x faster than float64 on float32 weights; the
+    # conversion to double keeps the order) and one search per bucket limit; a value v lands in bucket b with
+    # limit[b-1] <= v < limit[b], i.e. TF's upper_bound rule. (A value of exactly DBL_MAX, past TF's last
+    # bucket, is counted in `num` only.)
+    ordered = np.sort(values.ravel()).astype(np.float64)
+    counts = np.diff(np.searchsorted(ordered, BUCKET_LIMITS, side="left"), prepend=0)
+    histo.min = float(ordered[0]) if ordered.size else DBL_MAX
+    histo.max = float(ordered[-1]) if ordered.size else -DBL_MAX
+    histo.num = float(ordered.size)
+    # in double, as TF; summed pairwise (TF adds in order: the two differ in the last bits, TensorBoard shows
+    # neither)
+    histo.sum = float(np.sum(ordered))
+    histo.sum_squares = float(np.dot(ordered, ordered))
     nonzero = np.flatnonzero(counts)
     limits, buckets = [], []
     i, n = 0, counts.size
