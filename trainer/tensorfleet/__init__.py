@@ -44,6 +44,11 @@ from . import nn, layers, losses, train  # noqa: E402
 from . import datasets  # noqa: E402
 from .platform import tf_logging as logging  # noqa: E402  (tf.logging)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
+from . import io  # noqa: E402  (tf.io: TFRecord files)
+from .io import python_io  # noqa: E402
+from . import summary  # noqa: E402  (tf.summary)
+from .protos.event_pb2 import Event, LogMessage, SessionLog  # noqa: E402  (TF 1.15's top-level protos)
+from .protos.summary_pb2 import HistogramProto, Summary, SummaryMetadata  # noqa: E402
 from . import version  # noqa: E402,F401  (tf.version; the choice of version string: version.py)
 from .version import VERSION  # noqa: E402
 
