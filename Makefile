@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # Idempotent: verifies the 4 files' sha256 (~0.3 s) and downloads only if needed.
 FETCH_DATA := $(VPY) -m tensorfleet.datasets fetch
 
-.PHONY: demo test install data bench bench-operator clean
+.PHONY: demo test install data tools bench bench-operator clean
 
 $(STAMP): pyproject.toml
 	test -x $(VPY) || $(PY) -m venv $(VENV)
@@ -30,7 +30,11 @@ data: $(STAMP)
 demo: data
 	OPENBLAS_NUM_THREADS=1 $(VPY) examples/mnist_softmax.py
 
-test: data
+# helm, kubectl, promtool (into .tools/) and the dev-extra linters, for tests/deploy. Idempotent.
+tools: $(STAMP)
+	PYTHON=$(VPY) scripts/install-tools.sh
+
+test: data tools
 	OPENBLAS_NUM_THREADS=1 $(VPY) -m pytest -q -m "not gpu" $(PYTEST_ARGS)
 
 bench: $(STAMP)
