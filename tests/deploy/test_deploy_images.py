@@ -65,7 +65,9 @@ def test_dockerfile_shape(name):
     final = final_stage(name)
     users = [rest for w, rest in final if w == 'USER']
     assert users and users[-1].split(':')[0] not in ('root', '0')
-    assert not any(w in ('RUN', 'ADD') for w, _ in final), 'the final stage only copies the venv'
+    # The final stage copies the venv and adds the user; nothing else runs there (no build tools).
+    assert [rest.split()[0] for w, rest in final if w in ('RUN', 'ADD')] == ['useradd']
+    assert any(w == 'RUN' and '--uid 65532' in rest for w, rest in final)
     copies = [rest for w, rest in final if w == 'COPY']
     assert copies == ['--from=venv /opt/venv /opt/venv']
     env = ' '.join(rest for w, rest in final if w == 'ENV')

@@ -78,9 +78,9 @@ requests a real operator run sends.
 {{- end }}
 {{- end -}}
 
-{{/* kopf's peering objects: watched, and patched with keep-alives and its daemon's finalizer. */}}
+{{/* kopf's peering objects: watched (list, watch), and patched with keep-alives and its daemon's finalizer. */}}
 {{- define "tensorfleet.peeringRule" -}}
 - apiGroups: [kopf.dev]
   resources: [{{ if .Values.watchNamespaces }}kopfpeerings{{ else }}clusterkopfpeerings{{ end }}]
-  verbs: [get, list, watch, patch]
+  verbs: [list, watch, patch]
 {{- end -}}
