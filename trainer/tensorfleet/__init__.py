@@ -9,8 +9,8 @@ import sys as _sys
 import types as _types
 
 from . import dtypes, errors
-from .dtypes import (DType, as_dtype, bool_ as bool, double, float16, float32, float64, half, int8, int16, int32,
-                     int64, uint8)
+from .dtypes import (DType, as_dtype, bool_ as bool, complex64, complex128, double, float16, float32, float64, half,
+                     int8, int16, int32, int64, string, uint8, uint16, uint32, uint64)
 from .tensor_shape import Dimension, TensorShape
 from .device_spec import DeviceSpec
 from .graph import (Graph, GraphKeys, Operation, Tensor, add_to_collection, add_to_collections, colocate_with,
