@@ -64,9 +64,9 @@ def test_dtype_properties_follow_tf():
     assert tf.uint16.is_integer and tf.uint16.is_unsigned and not tf.int8.is_unsigned
     assert not tf.string.is_numeric and not tf.bool.is_integer
     with pytest.raises(TypeError):
-        tf.string.min
+        _ = tf.string.min
     with pytest.raises(TypeError):
-        tf.bool.max
+        _ = tf.bool.max
     assert tf.int16.max == 32767 and tf.float16.max == np.finfo(np.float16).max
 
 

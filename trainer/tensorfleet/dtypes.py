@@ -13,6 +13,8 @@ raise a TypeError saying so.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 
@@ -135,6 +137,7 @@ _REF_NAMES = {f"{n}_ref": (d._enum if isinstance(d, DType) else d) + 100
               for n, d in list(STRING_TO_DTYPE.items()) + list(UNSUPPORTED_TF_NAMES.items())}
 
 _UNSUPPORTED_ENUMS = set(UNSUPPORTED_TF_NAMES.values()) | set(_REF_NAMES.values())
+_UNSUPPORTED_NAMES = set(UNSUPPORTED_TF_NAMES) | set(_REF_NAMES)
 _PYTHON_TO_DTYPE = {float: float32, bool: bool_, object: string}
 _BY_ENUM = {d._enum: d for d in _ALL}
 _BY_NP_TYPE = {d.as_numpy_dtype: d for d in _ALL}
@@ -145,33 +148,38 @@ def _unsupported(value) -> TypeError:
                      f"{', '.join(sorted(d.name for d in _ALL))}).")
 
 
+def _from_numpy(value) -> Optional[DType]:
+    """A numpy dtype or scalar type (np.float32, np.dtype("S3"), ...); None if it is neither."""
+    typ = value.type if isinstance(value, np.dtype) else value
+    if typ in (np.bytes_, np.str_):
+        return string
+    return _BY_NP_TYPE.get(typ)
+
+
+def _from_tf_name_or_enum(value) -> Optional[DType]:
+    """A TF type name or DataType enum number; raises for TF types without kernels here."""
+    table, unsupported = ((STRING_TO_DTYPE, _UNSUPPORTED_NAMES) if isinstance(value, str)
+                          else (_BY_ENUM, _UNSUPPORTED_ENUMS))
+    key = value if isinstance(value, str) else int(value)
+    if key in unsupported:
+        raise _unsupported(value)
+    return table.get(key)
+
+
 def as_dtype(value) -> DType:
     """`tf.as_dtype`: a DType, a TF 1.15 type name, float/bool/object, a numpy dtype or type, or an enum number."""
     if isinstance(value, DType):
         return value
-    if isinstance(value, np.dtype):
-        if value.type in (np.bytes_, np.str_):
-            return string
-        if value.type in _BY_NP_TYPE:
-            return _BY_NP_TYPE[value.type]
-    elif isinstance(value, type):
-        if value in _PYTHON_TO_DTYPE:
-            return _PYTHON_TO_DTYPE[value]
-        if value in _BY_NP_TYPE:
-            return _BY_NP_TYPE[value]
-        if value in (np.bytes_, np.str_):
-            return string
-    elif isinstance(value, str):
-        if value in STRING_TO_DTYPE:
-            return STRING_TO_DTYPE[value]
-        if value in UNSUPPORTED_TF_NAMES or value in _REF_NAMES:
-            raise _unsupported(value)
-    elif isinstance(value, (int, np.integer)):  # TF's DataType enum (as TF, a bool counts as its int)
-        if int(value) in _BY_ENUM:
-            return _BY_ENUM[int(value)]
-        if int(value) in _UNSUPPORTED_ENUMS:
-            raise _unsupported(value)
-    raise TypeError(f"Cannot convert value {value!r} to a TensorFlow DType.")
+    found = None
+    if isinstance(value, type) and value in _PYTHON_TO_DTYPE:
+        found = _PYTHON_TO_DTYPE[value]
+    elif isinstance(value, (np.dtype, type)):
+        found = _from_numpy(value)
+    elif isinstance(value, (str, int, np.integer)):  # as TF, a bool counts as its int (True is DT_FLOAT's 1)
+        found = _from_tf_name_or_enum(value)
+    if found is None:
+        raise TypeError(f"Cannot convert value {value!r} to a TensorFlow DType.")
+    return found
 
 
 def string_array(value) -> np.ndarray:
