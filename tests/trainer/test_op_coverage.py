@@ -152,6 +152,7 @@ FD_GRADIENT_TESTED = {
 _OPT = "stateful optimizer update of a variable (no gradient, as in TF)"
 _BOOL = "bool output"
 _RANDOM = "random draws: no differentiable input"
+_STR = "string input or output (not differentiable, as in TF)"
 # op type -> (why it has no gradient, the test that checks its forward)
 FORWARD_ONLY = {
     "All": (_BOOL, "test_reduction_ops.py::test_int_and_bool_reductions_keep_dtype"),
@@ -226,6 +227,21 @@ FORWARD_ONLY = {
     "ScatterAdd": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
     "ScatterSub": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
     "SequenceMask": (_BOOL, "test_tf1_extra_ops.py::test_sequence_mask_matches_numpy"),
+    # string ops (ops/string_ops.py): strings are not differentiable
+    "AsString": (_STR, "test_string_ops.py::test_as_string_printf_semantics"),
+    "StringJoin": (_STR, "test_string_ops.py::test_string_join_broadcasts_scalars_like_python_join"),
+    "StringSplit": (_STR, "test_string_ops.py::test_string_split_v1_dense_form_matches_tf_docs"),
+    "StringSplitV2": (_STR, "test_string_ops.py::test_strings_split_follows_python_str_split"),
+    "SparseToDense": ("dense form of string_split (no gradient here)",
+                      "test_string_ops.py::test_string_split_v1_dense_form_matches_tf_docs"),
+    "DecodeRaw": (_STR, "test_string_ops.py::test_decode_raw_matches_struct_and_checks_sizes"),
+    "DecodeCSV": (_STR, "test_string_ops.py::test_decode_csv_types_defaults_quotes_and_errors"),
+    "StringToNumber": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
+    "StringLength": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
+    "StringStrip": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
+    "Substr": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
+    "RegexReplace": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
+    "PrintV2": ("no outputs: prints", "test_string_ops.py::test_tf_print_renders_strings_and_tensors"),
 }
 
 # op type -> (what it is, the test that covers it)

@@ -30,6 +30,8 @@ from .ops.scan_sort_ops import *  # noqa: F401,F403
 from .ops.index_ops import *  # noqa: F401,F403
 from .ops.scatter_ops import *  # noqa: F401,F403
 from .ops.check_ops import *  # noqa: F401,F403
+from .ops.string_ops import *  # noqa: F401,F403
+from .ops.string_ops import print_v2 as print  # noqa: A001  (tf.print)
 from .ops.nn_ops import sigmoid, tanh  # noqa: F401  (tf.sigmoid / tf.tanh; the rest of nn stays in tf.nn)
 from .op_registry import NotDifferentiable, RegisterGradient
 from .autodiff import gradients
@@ -42,6 +44,8 @@ from . import app, flags  # noqa: E402  (tf.app.run, tf.flags / tf.app.flags)
 from . import tf_logging as logging  # noqa: E402  (tf.logging)
 from . import gfile  # noqa: E402  (tf.gfile, local files only)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
+from .namespaces import sparse, strings  # noqa: E402
+from .namespaces import io  # noqa: E402  (after any tensorfleet.io package: it adds the decoders to it)
 
 newaxis = None
 AUTO_REUSE = _sys.modules[__name__].__dict__.get("AUTO_REUSE", "auto_reuse")

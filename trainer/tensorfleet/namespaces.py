@@ -65,6 +65,31 @@ def _module(name: str, members: dict, doc: str) -> types.ModuleType:
     return mod
 
 
+from .ops import string_ops as _str  # noqa: E402
+
+_STRINGS = {"join": _str.string_join, "split": _str.strings_split, "as_string": _str.as_string,
+            "to_number": _str.string_to_number, "strip": _str.string_strip, "substr": _str.substr,
+            "length": _str.string_length, "regex_replace": _str.regex_replace}
+_SPARSE = {"to_dense": _str.sparse_tensor_to_dense, "SparseTensor": _str.SparseTensor}
+_IO = {"decode_raw": _str.decode_raw, "decode_csv": _str.decode_csv}
+
+
+def _extend_io(members: dict) -> types.ModuleType:
+    """`tf.io`: the package tensorfleet.io (TFRecord files) when present, plus the string decoders."""
+    try:
+        import importlib
+        mod = importlib.import_module("tensorfleet.io")
+    except ImportError:
+        return _module("io", members, "`tf.io`: TF 1.15's io namespace (decoders).")
+    for k, v in members.items():
+        if not hasattr(mod, k):
+            setattr(mod, k, v)
+    return mod
+
+
+strings = _module("strings", _STRINGS, "`tf.strings`: TF 1.15's string namespace (ops/string_ops.py).")
+sparse = _module("sparse", _SPARSE, "`tf.sparse`: SparseTensor and its dense form.")
+io = _extend_io(_IO)
 math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported functions).")
 random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
 debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")
