@@ -359,3 +359,10 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
         out = nn_composite.batch_normalization(math_ops.cast(x, param_dtype), bcast(mean), bcast(variance),
                                                bcast(beta), bcast(gamma), epsilon)
         return math_ops.cast(out, x.dtype) if param_dtype is not x.dtype else out
+
+
+from .layers_more import (AveragePooling2D, BatchNormalization, Conv2D, Conv2DTranspose, Dropout,  # noqa: E402
+                          Flatten, Layer, MaxPooling2D, conv2d_transpose)
+
+__all__ += ["conv2d_transpose", "Conv2D", "Conv2DTranspose", "MaxPooling2D", "AveragePooling2D", "Flatten",
+            "Dropout", "BatchNormalization", "Layer"]

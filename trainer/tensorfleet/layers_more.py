@@ -1,0 +1,181 @@
+"""More of `tf.layers`: conv2d_transpose, and the layer classes TF1 scripts instantiate (Conv2D,
+Conv2DTranspose, MaxPooling2D, AveragePooling2D, Flatten, Dropout, BatchNormalization).
+
+Sits beside `layers.py` (re-exported from it) on top of `ops/`. A layer object builds its variables on
+its first call, inside `variable_scope(name or a unique default)`, and every later call reuses them
+(TF's `Layer.__call__` with `reuse=True` after the first build); the variable names are TF's
+(`conv2d_transpose/kernel` [kh, kw, filters, in_channels], `conv2d_transpose/bias`).
+"""
+from __future__ import annotations
+
+__all__ = ["conv2d_transpose", "Conv2D", "Conv2DTranspose", "MaxPooling2D", "AveragePooling2D", "Flatten",
+           "Dropout", "BatchNormalization", "Layer"]
+
+from . import layers as _layers
+from .graph import GraphKeys, get_default_graph
+from .ops import array_ops, conv_ops, init_ops, join_ops, nn_impl, variable_scope as _vs
+
+
+def _deconv_length(size, kernel, stride, padding):
+    """Keras' deconv_output_length: the spatial output size of a transposed convolution."""
+    if size is None:
+        return None
+    return size * stride + max(kernel - stride, 0) if padding == "valid" else size * stride
+
+
+def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
+                     activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None,
+                     kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                     kernel_constraint=None, bias_constraint=None, trainable=True, name=None, reuse=None):
+    """`tf.layers.conv2d_transpose`: the gradient of a conv2d with respect to its input, as a layer.
+
+    Output size per spatial dim: in * stride ('same') or in * stride + max(k - stride, 0) ('valid').
+    """
+    x = _layers._float_inputs(inputs, "Conv2DTranspose")
+    fmt = _layers._tf_format(data_format)
+    padding = padding.lower()
+    if padding not in ("valid", "same"):
+        raise ValueError(f"padding must be 'valid' or 'same', got {padding!r}")
+    if x.shape.ndims is not None and x.shape.ndims != 4:
+        raise ValueError(f"Input 0 of layer conv2d_transpose is incompatible with the layer: expected ndim=4, "
+                         f"found ndim={x.shape.ndims}. Full shape received: {x.shape.as_list()}")
+    c_axis, h_axis = (1, 2) if fmt == "NCHW" else (3, 1)
+    in_ch = x.shape[c_axis] if x.shape.ndims else None
+    if in_ch is None:
+        raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
+    kh, kw = _layers._pair(kernel_size, "kernel_size")
+    sh, sw = _layers._pair(strides, "strides")
+    filters = int(filters)
+    with _layers._layer_scope(name, "conv2d_transpose", reuse):
+        kernel = _layers._weight("kernel", [kh, kw, filters, in_ch], x.dtype,
+                                 kernel_initializer or init_ops.glorot_uniform_initializer(), trainable,
+                                 kernel_regularizer, kernel_constraint)
+        dims = x.shape.as_list() if x.shape.ndims else [None] * 4
+        out_h = _deconv_length(dims[h_axis], kh, sh, padding)
+        out_w = _deconv_length(dims[h_axis + 1], kw, sw, padding)
+        dyn = array_ops.shape(x)
+        hw = [out_h if out_h is not None else _deconv_length(dyn[h_axis], kh, sh, padding),
+              out_w if out_w is not None else _deconv_length(dyn[h_axis + 1], kw, sw, padding)]
+        parts = [dyn[0], filters] + hw if fmt == "NCHW" else [dyn[0]] + hw + [filters]
+        output_shape = join_ops.stack(parts)
+        st = [1, 1, sh, sw] if fmt == "NCHW" else [1, sh, sw, 1]
+        out = conv_ops.conv2d_transpose(x, kernel, output_shape, strides=st, padding=padding.upper(),
+                                        data_format=fmt)
+        static = [dims[0], filters, out_h, out_w] if fmt == "NCHW" else [dims[0], out_h, out_w, filters]
+        out.set_shape(static)
+        if use_bias:
+            bias = _layers._weight("bias", [filters], x.dtype, bias_initializer or init_ops.zeros_initializer(),
+                                   trainable, bias_regularizer, bias_constraint)
+            out = nn_impl.bias_add(out, bias, data_format=fmt)
+        return _layers._activity_regularize(_layers._activate(out, activation), activity_regularizer)
+
+
+class Layer:
+    """A callable TF1 layer object. The first call reserves `variable_scope(name or a unique default)` and
+    runs the functional layer in it, creating the variables; later calls run it again there with
+    reuse=True, so they share them."""
+
+    _default_name = "layer"
+
+    def __init__(self, *args, name=None, trainable=True, **kwargs):
+        self._args, self._kwargs = args, dict(kwargs)
+        if self._has_weights():
+            self._kwargs["trainable"] = trainable
+        self.trainable = trainable
+        self._name = name
+        self._scope = None
+        self._variables: list = []
+        self.built = False
+
+    @staticmethod
+    def _functional(inputs, *args, **kwargs):
+        raise NotImplementedError
+
+    def _has_weights(self) -> bool:
+        return True
+
+    @property
+    def name(self) -> str:
+        return self._scope.name.rsplit("/", 1)[-1] if self._scope is not None else (self._name or self._default_name)
+
+    def __call__(self, inputs, *args, **kwargs):
+        g = get_default_graph()
+        if self._scope is None:
+            with _vs.variable_scope(self._name, default_name=self._default_name) as scope:
+                self._scope = scope
+        before = len(g.get_collection(GraphKeys.GLOBAL_VARIABLES))
+        kw = dict(self._kwargs, **kwargs)
+        if self._has_weights():
+            kw["reuse"] = True if self.built else None
+        out = self._functional(inputs, *self._args, *args, name=self._scope, **kw)
+        if not self.built:
+            self._variables = g.get_collection(GraphKeys.GLOBAL_VARIABLES)[before:]
+            self.built = True
+        return out
+
+    @property
+    def variables(self) -> list:
+        return list(self._variables)
+
+    weights = variables
+
+    @property
+    def trainable_variables(self) -> list:
+        trainable = set(get_default_graph().get_collection(GraphKeys.TRAINABLE_VARIABLES))
+        return [v for v in self._variables if v in trainable]
+
+    trainable_weights = trainable_variables
+
+    @property
+    def non_trainable_variables(self) -> list:
+        trainable = set(self.trainable_variables)
+        return [v for v in self._variables if v not in trainable]
+
+    non_trainable_weights = non_trainable_variables
+
+
+class Conv2D(Layer):
+    """`tf.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding='valid', ...)`."""
+    _default_name = "conv2d"
+    _functional = staticmethod(_layers.conv2d)
+
+
+class Conv2DTranspose(Layer):
+    """`tf.layers.Conv2DTranspose(filters, kernel_size, strides=(1, 1), padding='valid', ...)`."""
+    _default_name = "conv2d_transpose"
+    _functional = staticmethod(conv2d_transpose)
+
+
+class BatchNormalization(Layer):
+    """`tf.layers.BatchNormalization(...)`; `training=` is given at call time, as in TF."""
+    _default_name = "batch_normalization"
+    _functional = staticmethod(_layers.batch_normalization)
+
+
+class _NoWeights(Layer):
+    def _has_weights(self) -> bool:
+        return False
+
+
+class MaxPooling2D(_NoWeights):
+    """`tf.layers.MaxPooling2D(pool_size, strides, padding='valid', data_format='channels_last')`."""
+    _default_name = "max_pooling2d"
+    _functional = staticmethod(_layers.max_pooling2d)
+
+
+class AveragePooling2D(_NoWeights):
+    """`tf.layers.AveragePooling2D(pool_size, strides, padding='valid', data_format='channels_last')`."""
+    _default_name = "average_pooling2d"
+    _functional = staticmethod(_layers.average_pooling2d)
+
+
+class Flatten(_NoWeights):
+    """`tf.layers.Flatten()`."""
+    _default_name = "flatten"
+    _functional = staticmethod(_layers.flatten)
+
+
+class Dropout(_NoWeights):
+    """`tf.layers.Dropout(rate=0.5, noise_shape=None, seed=None)`; `training=` at call time."""
+    _default_name = "dropout"
+    _functional = staticmethod(_layers.dropout)
