@@ -242,6 +242,11 @@ FORWARD_ONLY = {
     "Substr": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
     "RegexReplace": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
     "PrintV2": ("no outputs: prints", "test_string_ops.py::test_tf_print_renders_strings_and_tensors"),
+    # tf.data iterators (data/iterator_ops.py)
+    "MakeIterator": ("no outputs: starts an iterator",
+                     "test_data.py::test_initializable_iterator_with_fed_placeholder_and_reinit"),
+    "IteratorGetNext": ("a stateful source: the input pipeline's elements",
+                        "test_data.py::test_from_tensor_slices_tuple_dict_and_specs"),
 }
 
 # op type -> (what it is, the test that covers it)

@@ -41,6 +41,7 @@ from .placement import *  # noqa: F401,F403
 from .session import InteractiveSession, Session
 from . import nn, layers, losses, train  # noqa: E402
 from . import datasets  # noqa: E402
+from . import data  # noqa: E402  (tf.data)
 from . import app, flags  # noqa: E402  (tf.app.run, tf.flags / tf.app.flags)
 from . import tf_logging as logging  # noqa: E402  (tf.logging)
 from . import gfile  # noqa: E402  (tf.gfile, local files only)

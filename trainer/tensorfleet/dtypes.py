@@ -158,12 +158,13 @@ def _from_numpy(value) -> Optional[DType]:
 
 def _from_tf_name_or_enum(value) -> Optional[DType]:
     """A TF type name or DataType enum number; raises for TF types without kernels here."""
-    table, unsupported = ((STRING_TO_DTYPE, _UNSUPPORTED_NAMES) if isinstance(value, str)
-                          else (_BY_ENUM, _UNSUPPORTED_ENUMS))
-    key = value if isinstance(value, str) else int(value)
-    if key in unsupported:
+    if isinstance(value, str):
+        if value in _UNSUPPORTED_NAMES:
+            raise _unsupported(value)
+        return STRING_TO_DTYPE.get(value)
+    if int(value) in _UNSUPPORTED_ENUMS:
         raise _unsupported(value)
-    return table.get(key)
+    return _BY_ENUM.get(int(value))
 
 
 def as_dtype(value) -> DType:

@@ -289,6 +289,8 @@ class BaseSession:
             return
         self._closed = True
         self._plans.clear()
+        for hook in self._resources.__dict__.pop("_close_hooks", ()):  # e.g. tf.data iterators' threads
+            hook()
         if self._owns_pools and self._pools is not None:
             self._pools.shutdown()
         if self._intra is not None:

@@ -198,9 +198,11 @@ def decode_raw(ctx, x):
 def _csv_fields(ctx, record: bytes, r: int):
     a = ctx.op.attrs
     text = record.decode("utf-8")
-    quoting = csv.QUOTE_MINIMAL if a["use_quote_delim"] else csv.QUOTE_NONE
     try:
-        rows = list(csv.reader([text], delimiter=a["field_delim"], quotechar='"', quoting=quoting, strict=True))
+        if a["use_quote_delim"]:
+            rows = list(csv.reader([text], delimiter=a["field_delim"], quotechar='"', strict=True))
+        else:
+            rows = list(csv.reader([text], delimiter=a["field_delim"], quoting=csv.QUOTE_NONE, strict=True))
     except csv.Error as e:
         raise _bad(ctx, f"Quoted field has to end with quote followed by delim or end in record {r}: {e}") from None
     return rows[0] if rows else [""]

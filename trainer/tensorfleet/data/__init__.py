@@ -1,0 +1,15 @@
+"""`tf.data` (TF 1.15, graph mode): Dataset sources and transformations, iterators whose get_next() runs in a
+session, and prefetching on a background thread so the input pipeline overlaps the training step.
+
+Top of the trainer stack beside `train/`: it builds ops (iterator_ops), runs dataset functions in their own
+sessions (functions.py) and is exported as `tf.data`. Modules: structure (element nesting), dataset_ops
+(base + sources), transformations, prefetch, iterator_ops, functions.
+"""
+import types as _types
+
+from .dataset_ops import AUTOTUNE, Dataset
+from .iterator_ops import Iterator, make_initializable_iterator, make_one_shot_iterator
+
+experimental = _types.SimpleNamespace(AUTOTUNE=AUTOTUNE)
+
+__all__ = ["Dataset", "Iterator", "make_one_shot_iterator", "make_initializable_iterator", "experimental"]
