@@ -26,6 +26,17 @@ HERE = os.path.dirname(__file__)
 
 # op type -> the test that checks its gradient by finite differences
 FD_GRADIENT_TESTED = {
+    "Tan": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Asin": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Acos": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Atan": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Sinh": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Cosh": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Asinh": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Acosh": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Atanh": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Expm1": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Atan2": "test_math_extra.py::test_atan2_broadcasts_and_its_gradient",
     "Abs": "test_math_ops.py::test_unary_gradients",
     "Add": "test_math_ops.py::test_binary_gradients_with_broadcasting",
     "AddN": "test_gradients_more.py::test_add_n_gradient",
@@ -242,6 +253,9 @@ FORWARD_ONLY = {
     "Substr": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
     "RegexReplace": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
     "PrintV2": ("no outputs: prints", "test_string_ops.py::test_tf_print_renders_strings_and_tensors"),
+    "Rint": ("piecewise constant: zero gradient a.e. (TF: None)",
+             "test_math_extra.py::test_rint_rounds_half_to_even_and_has_no_gradient"),
+    "PyFunc": ("runs Python: no gradient (as tf.py_func)", "test_math_extra.py::test_py_func_runs_python_on_the_values"),
     # tf.data iterators (data/iterator_ops.py)
     "MakeIterator": ("no outputs: starts an iterator",
                      "test_data.py::test_initializable_iterator_with_fed_placeholder_and_reinit"),

@@ -33,6 +33,7 @@ from .ops.check_ops import *  # noqa: F401,F403
 from .ops.string_ops import *  # noqa: F401,F403
 from .ops.string_ops import print_v2 as print  # noqa: A001  (tf.print)
 from .tf1_aliases import *  # noqa: F401,F403
+from .ops.math_extra_ops import *  # noqa: F401,F403
 from .ops.nn_ops import sigmoid, tanh  # noqa: F401  (tf.sigmoid / tf.tanh; the rest of nn stays in tf.nn)
 from .op_registry import NotDifferentiable, RegisterGradient
 from .autodiff import gradients

@@ -90,6 +90,16 @@ def _extend_io(members: dict) -> types.ModuleType:
 strings = _module("strings", _STRINGS, "`tf.strings`: TF 1.15's string namespace (ops/string_ops.py).")
 sparse = _module("sparse", _SPARSE, "`tf.sparse`: SparseTensor and its dense form.")
 io = _extend_io(_IO)
+from . import tf1_aliases as _al  # noqa: E402
+from .ops import math_extra_ops as _mx  # noqa: E402
+
+_MATH.update({name: getattr(_mx, name) for name in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+                                                    "atanh", "expm1", "atan2", "rint", "log_sigmoid",
+                                                    "is_non_decreasing", "is_strictly_increasing")})
+_MATH.update(_al.MATH_EXTRAS)
+for _name, _fn in _al.NN_EXTRAS.items():
+    setattr(_nn, _name, _fn)
+_LINALG["matrix_transpose"] = _mx.matrix_transpose
 math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported functions).")
 random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
 debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")

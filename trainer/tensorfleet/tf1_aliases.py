@@ -10,12 +10,12 @@ from .ops import reduction_ops as _r
 __all__ = ["arg_max", "arg_min"]
 
 
-def arg_max(input, dimension, name=None, output_type=_dtypes.int64):
+def arg_max(input, dimension, output_type=_dtypes.int64, name=None):
     """`tf.arg_max` (deprecated in TF 1.15 for tf.argmax): `dimension` is required."""
     return _r.argmax(input, axis=dimension, name=name, output_type=output_type)
 
 
-def arg_min(input, dimension, name=None, output_type=_dtypes.int64):
+def arg_min(input, dimension, output_type=_dtypes.int64, name=None):
     """`tf.arg_min` (deprecated in TF 1.15 for tf.argmin): `dimension` is required."""
     return _r.argmin(input, axis=dimension, name=name, output_type=output_type)
 
@@ -63,3 +63,215 @@ def _install_node_def() -> None:
 
 _install_node_def()
 __all__ += ["NodeDef"]
+
+
+# -- tf.nn / tf.math composites (gradients come from the ops they are built of) ----------
+def _ops():
+    from .ops import array_ops, comparison_ops, conv_ops, math_ops, nn_ops, reduction_ops
+    return array_ops, comparison_ops, conv_ops, math_ops, nn_ops, reduction_ops
+
+
+def softsign(features, name=None):
+    """`tf.nn.softsign` = x / (1 + |x|)."""
+    _, _, _, m, _, _ = _ops()
+    x = _convert(features)
+    with _name_scope(name, "Softsign", [x]):
+        return m.divide(x, m.add(m.abs(x), 1.0))
+
+
+def selu(features, name=None):
+    """`tf.nn.selu`: scale * (x if x > 0 else alpha * (exp(x) - 1)), TF's alpha and scale."""
+    _, c, _, m, n, _ = _ops()
+    x = _convert(features)
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    with _name_scope(name, "Selu", [x]):
+        return m.multiply(scale, c.where_v2(c.greater(x, 0.0), x, m.multiply(alpha, n.elu(x))))
+
+
+def swish(features, name=None):
+    """`tf.nn.swish` = x * sigmoid(x)."""
+    _, _, _, m, n, _ = _ops()
+    x = _convert(features)
+    with _name_scope(name, "swish", [x]):
+        return m.multiply(x, n.sigmoid(x))
+
+
+def relu_layer(x, weights, biases, name=None):
+    """`tf.nn.relu_layer` = relu(x @ weights + biases)."""
+    from .ops import nn_impl
+    _, _, _, m, n, _ = _ops()
+    with _name_scope(name, "relu_layer", [x, weights, biases]):
+        return n.relu(nn_impl.bias_add(m.matmul(x, weights), biases))
+
+
+def weighted_cross_entropy_with_logits(labels=None, logits=None, pos_weight=None, name=None, targets=None):
+    """`tf.nn.weighted_cross_entropy_with_logits`: (1 - z) * x + (1 + (q - 1) * z) * log(1 + exp(-x)), stably."""
+    _, _, _, m, n, _ = _ops()
+    z = _convert(labels if labels is not None else targets)
+    x = _convert(logits)
+    with _name_scope(name, "logistic_loss", [x, z]):
+        from .graph import convert_to_tensor
+        pos_weight = convert_to_tensor(pos_weight, dtype=x.dtype)
+        log_weight = m.add(1.0, m.multiply(m.subtract(pos_weight, 1.0), z))
+        soft = m.add(n.softplus(m.negative(m.abs(x))), n.relu(m.negative(x)))
+        return m.add(m.multiply(m.subtract(1.0, z), x), m.multiply(log_weight, soft))
+
+
+def zero_fraction(value, name=None):
+    """`tf.math.zero_fraction` / `tf.nn.zero_fraction`: the fraction of zeros in `value` (float32)."""
+    _, c, _, m, _, r = _ops()
+    with _name_scope(name, "zero_fraction", [value]):
+        v = _convert(value)
+        return r.reduce_mean(m.cast(c.equal(v, _zero_like(v)), _dtypes.float32))
+
+
+def _zero_like(v):
+    from .ops import array_ops
+    return array_ops.zeros([], dtype=v.dtype)
+
+
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
+    _, _, cv, _, _, _ = _ops()
+    return cv.max_pool(input, ksize, strides, padding, data_format=data_format, name=name)
+
+
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
+    _, _, cv, _, _, _ = _ops()
+    return cv.avg_pool(input, ksize, strides, padding, data_format=data_format, name=name)
+
+
+def xlogy(x, y, name=None):
+    """`tf.math.xlogy` = 0 where x == 0, else x * log(y)."""
+    _, c, _, m, _, _ = _ops()
+    with _name_scope(name, "xlogy", [x, y]):
+        x, y = _convert(x), _convert(y)
+        safe_y = c.where_v2(c.equal(x, 0.0), m.add(m.multiply(y, 0.0), 1.0), y)
+        return c.where_v2(c.equal(x, 0.0), m.multiply(x, 0.0), m.multiply(x, m.log(safe_y)))
+
+
+def xdivy(x, y, name=None):
+    """`tf.math.xdivy` = 0 where x == 0, else x / y."""
+    _, c, _, m, _, _ = _ops()
+    with _name_scope(name, "xdivy", [x, y]):
+        x, y = _convert(x), _convert(y)
+        safe_y = c.where_v2(c.equal(x, 0.0), m.add(m.multiply(y, 0.0), 1.0), y)
+        return c.where_v2(c.equal(x, 0.0), m.multiply(x, 0.0), m.divide(x, safe_y))
+
+
+def reciprocal_no_nan(x, name=None):
+    """`tf.math.reciprocal_no_nan` = 0 where x == 0, else 1 / x."""
+    _, _, _, m, _, _ = _ops()
+    with _name_scope(name, "reciprocal_no_nan", [x]):
+        x = _convert(x)
+        return m.div_no_nan(m.add(m.multiply(x, 0.0), 1.0), x)
+
+
+def multiply_no_nan(x, y, name=None):
+    """`tf.math.multiply_no_nan` = 0 where y == 0 (even if x is inf or nan), else x * y."""
+    _, c, _, m, _, _ = _ops()
+    with _name_scope(name, "multiply_no_nan", [x, y]):
+        x, y = _convert(x), _convert(y)
+        return m.multiply(c.where_v2(c.equal(y, 0.0), m.multiply(y, 0.0), x), y)
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """`tf.math.reduce_variance`: the population variance (divides by N), as TF."""
+    _, _, _, m, _, r = _ops()
+    with _name_scope(name, "reduce_variance", [input_tensor]):
+        x = _convert(input_tensor)
+        mean = r.reduce_mean(x, axis=axis, keepdims=True)
+        return r.reduce_mean(m.square(m.subtract(x, mean)), axis=axis, keepdims=keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """`tf.math.reduce_std` = sqrt(reduce_variance)."""
+    _, _, _, m, _, _ = _ops()
+    with _name_scope(name, "reduce_std", [input_tensor]):
+        return m.sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))
+
+
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    """`tf.math.reduce_euclidean_norm` = sqrt(sum(x^2))."""
+    _, _, _, m, _, r = _ops()
+    with _name_scope(name, "reduce_euclidean_norm", [input_tensor]):
+        return m.sqrt(r.reduce_sum(m.square(_convert(input_tensor)), axis=axis, keepdims=keepdims))
+
+
+# -- top-level odds and ends -------------------------------------------------------------
+def is_tensor(x) -> bool:
+    """`tf.is_tensor`: a Tensor or SparseTensor."""
+    from .graph import Tensor
+    from .ops.string_ops import SparseTensor
+    return isinstance(x, (Tensor, SparseTensor))
+
+
+def is_numeric_tensor(tensor) -> bool:
+    from .graph import Tensor
+    return isinstance(tensor, Tensor) and tensor.dtype.is_numeric
+
+
+def executing_eagerly() -> bool:
+    """`tf.executing_eagerly`: always False (tensorfleet is graph mode only)."""
+    return False
+
+
+def get_seed(op_seed):
+    """`tf.get_seed`: TF1's (graph seed, op seed) rule."""
+    from .ops import random_seed
+    return random_seed.get_seed(op_seed)
+
+
+def dimension_value(dimension):
+    """`tf.dimension_value`: a Dimension's int value (or None); ints pass through."""
+    return getattr(dimension, "value", dimension)
+
+
+def dimension_at_index(shape, index):
+    from .tensor_shape import Dimension, as_shape
+    s = as_shape(shape)
+    return Dimension(None) if s.ndims is None else Dimension(s.as_list()[index])
+
+
+def initialize_local_variables():
+    """Deprecated alias of tf.local_variables_initializer."""
+    from .ops import state_ops
+    return state_ops.local_variables_initializer()
+
+
+def initialize_variables(var_list, name="init"):
+    """Deprecated alias of tf.variables_initializer."""
+    from .ops import state_ops
+    return state_ops.variables_initializer(var_list, name=name)
+
+
+def moving_average_variables(scope=None):
+    """`tf.moving_average_variables`: the MOVING_AVERAGE_VARIABLES collection."""
+    from .graph import get_collection
+    return get_collection("moving_average_variables", scope)
+
+
+def no_regularizer(_):
+    """`tf.no_regularizer`: use as a regularizer to switch regularization off."""
+    return None
+
+
+def _convert(x):
+    from .graph import convert_to_tensor
+    return convert_to_tensor(x)
+
+
+def _name_scope(name, default, values):
+    from .graph import name_scope
+    return name_scope(name, default, values)
+
+
+__all__ += ["is_tensor", "is_numeric_tensor", "executing_eagerly", "get_seed", "dimension_value",
+            "dimension_at_index", "initialize_local_variables", "initialize_variables", "moving_average_variables",
+            "no_regularizer"]
+
+NN_EXTRAS = {"softsign": softsign, "selu": selu, "swish": swish, "relu_layer": relu_layer,
+             "weighted_cross_entropy_with_logits": weighted_cross_entropy_with_logits, "zero_fraction": zero_fraction,
+             "max_pool2d": max_pool2d, "avg_pool2d": avg_pool2d}
+MATH_EXTRAS = {"softsign": softsign, "xlogy": xlogy, "xdivy": xdivy, "reciprocal_no_nan": reciprocal_no_nan,
+               "multiply_no_nan": multiply_no_nan, "reduce_variance": reduce_variance, "reduce_std": reduce_std,
+               "reduce_euclidean_norm": reduce_euclidean_norm, "zero_fraction": zero_fraction}

@@ -140,11 +140,15 @@ def _vector_input(source, what):
     return t
 
 
-def string_split(source, delimiter=" ", skip_empty=True, name=None, sep=None):
-    """`tf.string_split` (TF 1.15): each character of `delimiter` splits ('' splits into characters);
-    returns a SparseTensor [len(source), max tokens]."""
+def string_split(source, sep=None, skip_empty=True, delimiter=None, result_type="SparseTensor", name=None):
+    """`tf.string_split` (TF 1.15's signature; `sep` is the newer name of `delimiter`, default ' '): each
+    character of the delimiter splits ('' splits into characters); returns a SparseTensor
+    [len(source), max tokens]."""
+    if result_type != "SparseTensor":
+        raise ValueError(f"string_split: result_type {result_type!r} is not supported (only 'SparseTensor': "
+                         f"tensorfleet has no RaggedTensor)")
     src = _vector_input(source, "string_split")
-    delimiter = sep if sep is not None else delimiter
+    delimiter = sep if sep is not None else (delimiter if delimiter is not None else " ")
     if isinstance(delimiter, str):
         delimiter = delimiter.encode("utf-8")
     op = make_op("StringSplit", [src], {"delimiter": bytes(delimiter), "skip_empty": bool(skip_empty)}, name=name,
