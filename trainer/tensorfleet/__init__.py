@@ -34,6 +34,7 @@ from .ops.string_ops import *  # noqa: F401,F403
 from .ops.string_ops import print_v2 as print  # noqa: A001  (tf.print)
 from .tf1_aliases import *  # noqa: F401,F403
 from .ops.math_extra_ops import *  # noqa: F401,F403
+from .ops.numerics import *  # noqa: F401,F403  (tf.check_numerics, tf.verify_tensor_all_finite, ...)
 from .ops.nn_ops import sigmoid, tanh  # noqa: F401  (tf.sigmoid / tf.tanh; the rest of nn stays in tf.nn)
 from .op_registry import NotDifferentiable, RegisterGradient
 from .autodiff import gradients
@@ -49,6 +50,10 @@ from . import gfile  # noqa: E402  (tf.gfile, local files only)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 from .namespaces import sparse, strings  # noqa: E402
 from .namespaces import io  # noqa: E402  (after any tensorfleet.io package: it adds the decoders to it)
+from . import version  # noqa: E402,F401  (tf.version; the choice of version string: version.py)
+from .version import VERSION  # noqa: E402
+
+__version__ = VERSION
 
 newaxis = None
 AUTO_REUSE = _sys.modules[__name__].__dict__.get("AUTO_REUSE", "auto_reuse")

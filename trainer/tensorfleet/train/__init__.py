@@ -16,6 +16,7 @@ from .moving_averages import ExponentialMovingAverage
 from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
 from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
+from .saver import get_checkpoint_mtimes, remove_checkpoint
 from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
                             global_step)
 
@@ -23,4 +24,5 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "RMSPropOptimizer", "Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
            "CheckpointState", "get_or_create_global_step", "get_global_step", "create_global_step",
            "global_step", "assert_global_step", "ExponentialMovingAverage", "exponential_decay",
-           "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay"]
+           "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay",
+           "remove_checkpoint", "get_checkpoint_mtimes"]
