@@ -73,7 +73,11 @@ _STRINGS = {"join": _str.string_join, "split": _str.strings_split, "as_string": 
             "to_number": _str.string_to_number, "strip": _str.string_strip, "substr": _str.substr,
             "length": _str.string_length, "regex_replace": _str.regex_replace}
 _SPARSE = {"to_dense": _str.sparse_tensor_to_dense, "SparseTensor": _str.SparseTensor}
-_IO = {"decode_raw": _str.decode_raw, "decode_csv": _str.decode_csv}
+from .ops import parsing_ops as _parsing  # noqa: E402
+
+_IO = {"decode_raw": _str.decode_raw, "decode_csv": _str.decode_csv, "parse_example": _parsing.parse_example,
+       "parse_single_example": _parsing.parse_single_example, "FixedLenFeature": _parsing.FixedLenFeature,
+       "VarLenFeature": _parsing.VarLenFeature}
 
 
 def _extend_io(members: dict) -> types.ModuleType:
