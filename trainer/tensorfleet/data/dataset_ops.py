@@ -298,8 +298,6 @@ class GeneratorDataset(Dataset):
             if isinstance(value, list) and nest.is_structure(self._spec):
                 value = tuple(value)
             flat = nest.flatten(value) if nest.is_structure(self._spec) else [value]
-            if not nest.is_structure(self._spec) and isinstance(value, tuple):
-                flat = [value]
             if len(flat) != len(specs):
                 raise errors.InvalidArgumentError(None, None, f"`generator` yielded an element that did not match "
                                                               f"the expected structure ({len(flat)} components, "
