@@ -59,6 +59,12 @@ def test_python_and_numpy_types():
     assert tf.as_dtype(np.dtype(object)) is tf.string
 
 
+def test_dtype_equality_converts_like_tf():
+    assert tf.float32 == "float32" and tf.float32 == "float" and tf.float32 == np.float32
+    assert tf.float64 != "float" and tf.int32 != "int" and tf.float32 != None  # noqa: E711
+    assert {tf.float32: 1}[tf.as_dtype("float")] == 1
+
+
 def test_dtype_properties_follow_tf():
     assert tf.float32.is_floating and not tf.complex64.is_floating and tf.complex64.is_complex
     assert tf.uint16.is_integer and tf.uint16.is_unsigned and not tf.int8.is_unsigned

@@ -76,10 +76,25 @@ def test_as_string_rejects_strings_and_bad_fill():
 def test_string_join_broadcasts_scalars_like_python_join():
     a, b = ["x", "yy", ""], ["1", "2", "3"]
     out = run(tf.string_join([a, "-", b], separator="|"))
-    assert out.tolist() == ["|".join(t).encode() for t in zip(a, ["-"] * 3, b)]
+    assert out.tolist() == ["|".join(t).encode() for t in zip(a, ["-"] * 3, b, strict=True)]
     assert run(tf.strings.join(["a", "b"])) == b"ab"
     with pytest.raises(ValueError, match="shapes"):
         tf.string_join([["a", "b"], ["c"]])
+
+
+def test_reduce_join_matches_tf_docs():
+    # TF 1.15 docstring: a = [["a", "b"], ["c", "d"]]
+    a = tf.constant([["a", "b"], ["c", "d"]])
+    assert run(tf.reduce_join(a, 0)).tolist() == [b"ac", b"bd"]
+    assert run(tf.reduce_join(a, 1)).tolist() == [b"ab", b"cd"]
+    assert run(tf.reduce_join(a, -2)).tolist() == [b"ac", b"bd"]
+    assert run(tf.reduce_join(a, 0, keep_dims=True)).tolist() == [[b"ac", b"bd"]]
+    assert run(tf.reduce_join(a, 1, keep_dims=True)).tolist() == [[b"ab"], [b"cd"]]
+    assert run(tf.reduce_join(a, 0, separator=".")).tolist() == [b"a.c", b"b.d"]
+    assert run(tf.reduce_join(a, [0, 1])) == b"acbd"
+    assert run(tf.reduce_join(a, [1, 0])) == b"abcd"
+    assert run(tf.reduce_join(a)) == b"abcd"
+    assert tf.reduce_join(a, 1, keep_dims=True).shape.as_list() == [2, 1]
 
 
 def test_string_split_v1_dense_form_matches_tf_docs():

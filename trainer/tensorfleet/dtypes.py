@@ -97,6 +97,22 @@ class DType:
     def is_compatible_with(self, other) -> bool:
         return self is as_dtype(other)
 
+    def __eq__(self, other) -> bool:
+        """As TF's: equal to anything that converts to this type (tf.float32 == "float" == np.float32)."""
+        if other is self:
+            return True
+        if other is None or isinstance(other, DType):
+            return False
+        try:
+            return as_dtype(other) is self
+        except TypeError:
+            return False
+
+    def __ne__(self, other) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return f"tf.{self.name}"
 

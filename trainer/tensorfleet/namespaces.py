@@ -71,7 +71,7 @@ from .ops import string_ops as _str  # noqa: E402
 
 _STRINGS = {"join": _str.string_join, "split": _str.strings_split, "as_string": _str.as_string,
             "to_number": _str.string_to_number, "strip": _str.string_strip, "substr": _str.substr,
-            "length": _str.string_length, "regex_replace": _str.regex_replace}
+            "length": _str.string_length, "regex_replace": _str.regex_replace, "reduce_join": _str.reduce_join}
 _SPARSE = {"to_dense": _str.sparse_tensor_to_dense, "SparseTensor": _str.SparseTensor}
 from .ops import parsing_ops as _parsing  # noqa: E402
 

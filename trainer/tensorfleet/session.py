@@ -96,6 +96,19 @@ def _shape_fits(dims, shape) -> bool:
     return True
 
 
+def _convert_string_feed(t: Tensor, value):
+    """A tf.string feed: an object array of bytes (str encoded as UTF-8); TypeError for non-strings."""
+    try:
+        arr = _dtypes.string_array(value)
+    except TypeError as e:
+        raise TypeError(f"Cannot feed value {value!r:.80} for Tensor '{t.name}', which has dtype string: {e}") \
+            from None
+    if not _shape_fits(t.shape.as_tuple(), arr.shape):
+        raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor '{t.name}', which has shape "
+                         f"'{t.shape}'")
+    return arr
+
+
 def _convert_feed(t: Tensor, value):
     npd = t.dtype.np_dtype
     if value.__class__ is np.ndarray and value.dtype == npd and npd.kind != "O":  # the common case: nothing to convert
@@ -108,16 +121,8 @@ def _convert_feed(t: Tensor, value):
                         f"Python scalars, strings, lists, numpy ndarrays, or TensorHandles. "
                         f"For reference, the tensor object was {value!r} which was passed to the feed with key "
                         f"{t!r}.")
-    if npd.kind == "O":  # tf.string: an object array of bytes (str encoded as UTF-8)
-        try:
-            arr = _dtypes.string_array(value)
-        except TypeError as e:
-            raise TypeError(f"Cannot feed value {value!r:.80} for Tensor '{t.name}', which has dtype string: {e}") \
-                from None
-        if not _shape_fits(t.shape.as_tuple(), arr.shape):
-            raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor '{t.name}', which has shape "
-                             f"'{t.shape}'")
-        return arr
+    if npd.kind == "O":
+        return _convert_string_feed(t, value)
     try:
         raw = np.asarray(value)
         arr = raw.astype(npd, copy=False) if raw.dtype != npd else raw

@@ -74,6 +74,22 @@ def string_join(ctx, *inputs):
     return _strings(shape, [sep.join(parts) for parts in zip(*columns, strict=True)] if columns[0].size else [])
 
 
+@register_kernel("ReduceJoin", devices=_CPU)
+def reduce_join(ctx, x):
+    a = ctx.op.attrs
+    x = np.asarray(x, dtype=object)
+    axes, sep = a["axes"], a["separator"]
+    sep = sep.encode("utf-8") if isinstance(sep, str) else sep
+    kept = [i for i in range(x.ndim) if i not in axes]
+    moved = np.transpose(x, kept + list(reversed(axes)))  # the first reduced axis varies fastest, as TF
+    rows = moved.reshape(int(np.prod([x.shape[i] for i in kept], dtype=np.int64)), -1) if x.size else \
+        np.empty((int(np.prod([x.shape[i] for i in kept], dtype=np.int64)), 0), dtype=object)
+    out = _strings([x.shape[i] for i in kept], [sep.join(r) for r in rows])
+    if a["keep_dims"]:
+        out = out.reshape([1 if i in axes else d for i, d in enumerate(x.shape)])
+    return out
+
+
 # -- StringSplit / StringSplitV2 -----------------------------------------------
 def _sparse_from_rows(rows):
     indices = [(r, c) for r, toks in enumerate(rows) for c in range(len(toks))]

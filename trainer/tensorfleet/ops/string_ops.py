@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = ["as_string", "string_join", "string_split", "string_to_number", "string_strip", "substr", "decode_raw",
            "decode_csv", "print_v2", "SparseTensor", "SparseTensorValue", "sparse_tensor_to_dense",
-           "report_uninitialized_variables", "regex_replace"]
+           "report_uninitialized_variables", "regex_replace", "reduce_join"]
 
 import collections
 import sys
@@ -214,6 +214,36 @@ def regex_replace(input, pattern, rewrite, replace_global=True, name=None):
                        default_name="RegexReplace")
 
 
+# -- ReduceJoin ---------------------------------------------------------------
+def _reduce_join_shape(op):
+    shape, axes, keep = op.inputs[0].shape, op.get_attr("axes"), op.get_attr("keep_dims")
+    if shape.ndims is None:
+        return [(_dtypes.string, TensorShape(None))]
+    dims = shape.as_list()
+    return [(_dtypes.string, TensorShape([1 if i in axes else d for i, d in enumerate(dims)] if keep else
+                                         [d for i, d in enumerate(dims) if i not in axes]))]
+
+
+register_op("ReduceJoin", _reduce_join_shape)
+
+
+def reduce_join(inputs, axis=None, keep_dims=False, separator="", name=None, reduction_indices=None,
+                keepdims=None):
+    """`tf.reduce_join` / `tf.strings.reduce_join`: joins the strings along `axis` (all axes if None)."""
+    x = _string_input(inputs, "reduce_join")
+    axis = reduction_indices if axis is None else axis
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    n = x.shape.ndims
+    if n is None:
+        raise ValueError("reduce_join needs an input of known rank")
+    axes = list(reversed(range(n))) if axis is None else [int(a) for a in np.atleast_1d(axis)]
+    if any(not -n <= a < n for a in axes):
+        raise ValueError(f"reduce_join: axis {axis} out of range for rank {n}")
+    axes = tuple(dict.fromkeys(a % n for a in axes))  # reduction order matters: the first axis varies fastest
+    return make_tensor("ReduceJoin", [x], {"axes": axes, "keep_dims": keep, "separator": separator}, name=name,
+                       default_name="ReduceJoin")
+
+
 # -- DecodeRaw ----------------------------------------------------------------
 def _decode_raw_shape(op):
     return [(op.get_attr("out_type"), op.inputs[0].shape.concatenate(TensorShape([None])))]
@@ -280,8 +310,8 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
 
 # -- tf.print (PrintV2) -------------------------------------------------------
 register_op("PrintV2", lambda op: [], stateful=True)
-for _op_type in _STRING_OUT_OPS + ("StringSplit", "StringSplitV2", "SparseToDense", "DecodeRaw", "DecodeCSV",
-                                   "StringToNumber", "StringLength", "PrintV2"):
+for _op_type in _STRING_OUT_OPS + ("ReduceJoin", "StringSplit", "StringSplitV2", "SparseToDense", "DecodeRaw",
+                                   "DecodeCSV", "StringToNumber", "StringLength", "PrintV2"):
     NotDifferentiable(_op_type)
 
 
