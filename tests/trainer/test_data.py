@@ -266,3 +266,23 @@ def test_training_loop_with_out_of_range_like_tf1_scripts():
         wv = s.run(w)
     assert steps == 4 * 30
     np.testing.assert_allclose(wv.ravel(), [1.0, -2.0, 0.5], atol=0.05)
+
+
+def test_feedable_iterator_switches_by_string_handle():
+    """TF1's feedable-iterator pattern: one get_next, fed the handle of a training or validation iterator."""
+    train = Dataset.range(100).repeat()
+    val = Dataset.range(1000, 1003)
+    handle = tf.placeholder(tf.string, [])
+    it = tf.data.Iterator.from_string_handle(handle, train.output_types, train.output_shapes)
+    nxt = it.get_next()
+    train_it = train.make_one_shot_iterator()
+    val_it = val.make_initializable_iterator()
+    with tf.Session() as s:
+        th, vh = s.run([train_it.string_handle(), val_it.string_handle()])
+        assert isinstance(th, bytes) and th != vh
+        assert [int(s.run(nxt, {handle: th})) for _ in range(3)] == [0, 1, 2]
+        with pytest.raises(tf.errors.FailedPreconditionError, match="not been initialized"):
+            s.run(nxt, {handle: vh})
+        s.run(val_it.initializer)
+        assert ints(drain(element=nxt, sess=s, feed={handle: vh})) == [1000, 1001, 1002]
+        assert int(s.run(nxt, {handle: th})) == 3  # the training iterator kept its place

@@ -265,6 +265,10 @@ FORWARD_ONLY = {
                      "test_data.py::test_initializable_iterator_with_fed_placeholder_and_reinit"),
     "IteratorGetNext": ("a stateful source: the input pipeline's elements",
                         "test_data.py::test_from_tensor_slices_tuple_dict_and_specs"),
+    "IteratorToStringHandle": ("a string naming an iterator",
+                               "test_data.py::test_feedable_iterator_switches_by_string_handle"),
+    "IteratorFromStringHandleGetNext": ("a stateful source: the fed iterator's elements",
+                                        "test_data.py::test_feedable_iterator_switches_by_string_handle"),
 }
 
 # op type -> (what it is, the test that covers it)

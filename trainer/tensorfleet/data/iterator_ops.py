@@ -12,12 +12,16 @@ from __future__ import annotations
 import threading
 from typing import Any, Optional
 
+import numpy as np
+
+from .. import dtypes as _dtypes
+
 from .. import errors
 from ..graph import Tensor, get_default_graph
 from ..kernels.registry import register_kernel
 from ..op_registry import NotDifferentiable, register_op
-from ..ops.common import make_op
-from ..tensor_shape import as_shape
+from ..ops.common import convert_to_tensor, make_op
+from ..tensor_shape import TensorShape, as_shape
 from . import structure as nest
 from .dataset_ops import Dataset, IterEnv, element_arrays
 
@@ -75,8 +79,11 @@ def _states(resources) -> dict:
 register_op("MakeIterator", lambda op: [], stateful=True)
 register_op("IteratorGetNext", lambda op: [(s.dtype, s.shape) for s in nest.flatten(op.get_attr("output_spec"))],
             stateful=True)
-NotDifferentiable("MakeIterator")
-NotDifferentiable("IteratorGetNext")
+register_op("IteratorToStringHandle", lambda op: [(_dtypes.string, TensorShape([]))], stateful=True)
+register_op("IteratorFromStringHandleGetNext",
+            lambda op: [(s.dtype, s.shape) for s in nest.flatten(op.get_attr("output_spec"))], stateful=True)
+for _t in ("MakeIterator", "IteratorGetNext", "IteratorToStringHandle", "IteratorFromStringHandleGetNext"):
+    NotDifferentiable(_t)
 
 
 @register_kernel("MakeIterator", devices=("CPU",))
@@ -92,14 +99,17 @@ def make_iterator(ctx, *values):
     return None
 
 
-@register_kernel("IteratorGetNext", devices=("CPU",))
-def iterator_get_next(ctx, *values):
-    a = ctx.op.attrs
+def _state_for(ctx, name, one_shot, captures, values):
+    """The iterator's state in this session; a one-shot iterator starts itself on first use."""
     states = _states(ctx.resources)
     with ctx.resources.lock:
-        state = states.get(a["iterator"])
-        if state is None and a["one_shot"] is not None:
-            state = states[a["iterator"]] = _IteratorState(a["one_shot"], a["captures"], values)
+        state = states.get(name)
+        if state is None and one_shot is not None:
+            state = states[name] = _IteratorState(one_shot, captures, values)
+    return state
+
+
+def _next_element(ctx, state):
     if state is None:
         raise errors.FailedPreconditionError(
             None, ctx.op, "GetNext() failed because the iterator has not been initialized. Ensure that you have run "
@@ -109,6 +119,30 @@ def iterator_get_next(ctx, *values):
         raise errors.OutOfRangeError(None, ctx.op, "End of sequence")
     flat = nest.flatten(element)
     return flat[0] if len(flat) == 1 else tuple(flat)  # (a one-output kernel returns the value itself)
+
+
+@register_kernel("IteratorGetNext", devices=("CPU",))
+def iterator_get_next(ctx, *values):
+    a = ctx.op.attrs
+    return _next_element(ctx, _state_for(ctx, a["iterator"], a["one_shot"], a["captures"], values))
+
+
+@register_kernel("IteratorToStringHandle", devices=("CPU",))
+def iterator_to_string_handle(ctx, *values):
+    a = ctx.op.attrs
+    _state_for(ctx, a["iterator"], a["one_shot"], a["captures"], values)
+    return np.array(a["iterator"].encode("utf-8"), dtype=object)
+
+
+@register_kernel("IteratorFromStringHandleGetNext", devices=("CPU",))
+def iterator_from_string_handle_get_next(ctx, handle):
+    name = np.asarray(handle, dtype=object).reshape(())[()]
+    name = name.decode("utf-8") if isinstance(name, bytes) else str(name)
+    state = _states(ctx.resources).get(name)
+    if state is not None and not _compatible(ctx.op.attrs["output_spec"], state.spec):
+        raise errors.InvalidArgumentError(None, ctx.op, f"The iterator behind handle {name!r} produces "
+                                                        f"{state.spec}, not {ctx.op.attrs['output_spec']}")
+    return _next_element(ctx, state)
 
 
 # -- the Python API -------------------------------------------------------------
@@ -130,7 +164,6 @@ class Iterator:
 
     @staticmethod
     def from_structure(output_types, output_shapes=None, shared_name=None, output_classes=None):
-        from .. import dtypes as _dtypes
         types = nest.map_structure(_dtypes.as_dtype, output_types)
         if output_shapes is None:
             shapes = nest.map_structure(lambda _: as_shape(None), types)
@@ -181,11 +214,45 @@ class Iterator:
         return make_op("MakeIterator", captures, {"iterator": self._name, "dataset": dataset,
                                                   "captures": captures}, name=name, default_name="MakeIterator")
 
+    @staticmethod
+    def from_string_handle(string_handle, output_types, output_shapes=None, output_classes=None):
+        """A feedable iterator: get_next() reads from whichever iterator's string_handle() is fed in."""
+        proto = Iterator.from_structure(output_types, output_shapes)
+        handle = convert_to_tensor(string_handle, dtype=_dtypes.string)
+        return _HandleIterator(proto._spec, handle)
+
+    def string_handle(self, name=None):
+        """A scalar tf.string naming this iterator in the session (feed it to a from_string_handle iterator)."""
+        captures = self._one_shot_dataset._all_captures() if self._one_shot_dataset is not None else []
+        return make_op("IteratorToStringHandle", captures, {"iterator": self._name, "one_shot": self._one_shot_dataset,
+                                                            "captures": captures},
+                       name=name, default_name="IteratorToStringHandle").outputs[0]
+
     def get_next(self, name=None):
         """The next element as tensors (the dataset's structure); running them raises OutOfRangeError at the end."""
         captures = self._one_shot_dataset._all_captures() if self._one_shot_dataset is not None else []
         op = make_op("IteratorGetNext", captures, {"iterator": self._name, "output_spec": self._spec,
                                                    "one_shot": self._one_shot_dataset, "captures": captures},
+                     name=name, default_name="IteratorGetNext")
+        return nest.pack_as(self._spec, list(op.outputs))
+
+
+class _HandleIterator(Iterator):
+    """What Iterator.from_string_handle returns: its get_next reads the iterator named by the fed handle."""
+
+    def __init__(self, spec, handle):
+        super().__init__(spec, "")
+        self._handle = handle
+
+    def make_initializer(self, dataset, name=None):
+        raise TypeError("An iterator made by from_string_handle has no initializer of its own: initialize the "
+                        "iterators whose handles you feed")
+
+    def string_handle(self, name=None):
+        return self._handle
+
+    def get_next(self, name=None):
+        op = make_op("IteratorFromStringHandleGetNext", [self._handle], {"output_spec": self._spec},
                      name=name, default_name="IteratorGetNext")
         return nest.pack_as(self._spec, list(op.outputs))
 
