@@ -286,3 +286,54 @@ def test_feedable_iterator_switches_by_string_handle():
         s.run(val_it.initializer)
         assert ints(drain(element=nxt, sess=s, feed={handle: vh})) == [1000, 1001, 1002]
         assert int(s.run(nxt, {handle: th})) == 3  # the training iterator kept its place
+
+
+def test_text_line_dataset_with_csv_parsing(tmp_path):
+    import gzip
+    a = tmp_path / "a.csv"
+    a.write_bytes(b"x,y\n1,2.5\r\n3,4.5\n")
+    b = tmp_path / "b.csv.gz"
+    b.write_bytes(gzip.compress(b"x,y\n5,6.5"))  # no trailing newline
+    lines = drain(tf.data.TextLineDataset([str(a)]))
+    assert lines == [b"x,y", b"1,2.5", b"3,4.5"]
+    assert drain(tf.data.TextLineDataset(str(b), compression_type="GZIP")) == [b"x,y", b"5,6.5"]
+    ds = tf.data.TextLineDataset(str(a)).skip(1).map(lambda line: tuple(tf.decode_csv(line, [[0], [0.0]])))
+    assert [(int(x), float(y)) for x, y in drain(ds)] == [(1, 2.5), (3, 4.5)]
+    with pytest.raises(tf.errors.NotFoundError):
+        drain(tf.data.TextLineDataset(str(tmp_path / "missing.csv")))
+
+
+def test_fixed_length_records_like_cifar(tmp_path):
+    rng = np.random.RandomState(0)
+    labels, images = rng.randint(0, 10, 5).astype(np.uint8), rng.randint(0, 256, (5, 2, 2, 3)).astype(np.uint8)
+    path = tmp_path / "data_batch.bin"
+    path.write_bytes(b"HDR" + b"".join(bytes([lb]) + im.tobytes() for lb, im in zip(labels, images, strict=True)))
+
+    def decode(record):
+        raw = tf.decode_raw(record, tf.uint8)
+        return tf.cast(raw[0], tf.int32), tf.reshape(raw[1:], [2, 2, 3])
+
+    ds = tf.data.FixedLengthRecordDataset(str(path), record_bytes=13, header_bytes=3).map(decode)
+    got = drain(ds)
+    assert [int(lb) for lb, _ in got] == labels.tolist()
+    np.testing.assert_array_equal(np.stack([im for _, im in got]), images)
+    with pytest.raises(tf.errors.DataLossError, match="whole records"):
+        drain(tf.data.FixedLengthRecordDataset(str(path), record_bytes=13))
+
+
+def test_list_files_and_experimental_helpers(tmp_path):
+    for n in ("b.txt", "a.txt", "c.dat"):
+        (tmp_path / n).write_text(n)
+    names = [v.decode() for v in drain(Dataset.list_files(str(tmp_path / "*.txt"), shuffle=False))]
+    assert names == [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]
+    shuffled = sorted(v.decode() for v in drain(Dataset.list_files(str(tmp_path / "*.txt"), seed=3)))
+    assert shuffled == names
+    with pytest.raises(tf.errors.InvalidArgumentError, match="No files matched"):
+        Dataset.list_files(str(tmp_path / "*.none"))
+    exp = tf.data.experimental
+    sr = ints(drain(Dataset.range(4).apply(exp.shuffle_and_repeat(4, count=2, seed=1))))
+    assert sorted(sr[:4]) == sorted(sr[4:]) == [0, 1, 2, 3]
+    mb = drain(Dataset.range(5).apply(exp.map_and_batch(lambda v: v * 10, 2, drop_remainder=True)))
+    assert [b.tolist() for b in mb] == [[0, 10], [20, 30]]
+    ub = drain(Dataset.from_tensors(np.arange(6).reshape(3, 2)).apply(exp.unbatch()))
+    assert [u.tolist() for u in ub] == [[0, 1], [2, 3], [4, 5]]

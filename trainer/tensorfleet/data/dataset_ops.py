@@ -132,6 +132,11 @@ class Dataset:
     def zip(datasets):
         return ZipDataset(datasets)
 
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None):
+        from .file_datasets import list_files
+        return list_files(file_pattern, shuffle, seed)
+
     # -- transformations (transformations.py) ---------------------------------------
     def map(self, map_func, num_parallel_calls=None):
         from .transformations import MapDataset
