@@ -66,3 +66,37 @@ def test_tutorials_input_data_import_path(tmp_path):
     assert mnist.test.images.shape[1] == 784
     assert not any(tmp_path.iterdir()) or not (tmp_path / "MNIST_data").exists() or \
         not any((tmp_path / "MNIST_data").iterdir())  # nothing downloaded into train_dir
+
+
+def test_static_assertions_and_small_aliases():
+    x = tf.constant([1.0, 2.0])
+    assert tf.assert_type(x, tf.float32).type == "NoOp"
+    with pytest.raises(TypeError, match="must be of type"):
+        tf.assert_type(x, tf.int32)
+    with pytest.raises(TypeError, match="integer type"):
+        tf.assert_integer(x)
+    assert tf.assert_scalar(tf.constant(3)).shape.ndims == 0
+    with pytest.raises(ValueError, match="Expected scalar"):
+        tf.assert_scalar(x)
+    assert tf.assert_same_float_dtype([x, tf.constant(1.0)]) is tf.float32
+    with pytest.raises(ValueError, match="same floating point type"):
+        tf.assert_same_float_dtype([x, tf.constant(1.0, tf.float64)])
+    with pytest.raises(TypeError, match="proper"):
+        tf.assert_proper_iterable("abc")
+    tf.assert_proper_iterable([1, 2])
+    a, b = tf.identity_n([x, tf.constant(5)])
+    s = tf.parallel_stack([x, x * 2])
+    with tf.Session() as sess:
+        sess.run(tf.tables_initializer())
+        av, bv, sv, fv = sess.run([a, b, s, tf.floor_div(7, 2)])
+    np.testing.assert_array_equal(av, [1.0, 2.0])
+    assert bv == 5 and fv == 3
+    np.testing.assert_array_equal(sv, [[1.0, 2.0], [2.0, 4.0]])
+    assert issubclass(tf.errors.InvalidArgumentError, tf.OpError) and tf.get_logger().name == "tensorflow"
+    with tf.op_scope([x], "outer", "default"):
+        assert tf.identity(x).op.name == "outer/Identity"
+    with tf.variable_op_scope([x], None, "vscope"):
+        assert tf.get_variable("v", [1]).op.name == "vscope/v"
+    with tf.container("c"):
+        pass
+    assert tf.AggregationMethod.DEFAULT == tf.AggregationMethod.ADD_N

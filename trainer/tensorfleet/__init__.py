@@ -9,6 +9,7 @@ import sys as _sys
 import types as _types
 
 from . import dtypes, errors
+from .errors import OpError  # noqa: F401  (tf.OpError)
 from .dtypes import (DType, as_dtype, bool_ as bool, complex64, complex128, double, float16, float32, float64, half,
                      int8, int16, int32, int64, string, uint8, uint16, uint32, uint64)
 from .tensor_shape import Dimension, TensorShape

@@ -275,3 +275,126 @@ NN_EXTRAS = {"softsign": softsign, "selu": selu, "swish": swish, "relu_layer": r
 MATH_EXTRAS = {"softsign": softsign, "xlogy": xlogy, "xdivy": xdivy, "reciprocal_no_nan": reciprocal_no_nan,
                "multiply_no_nan": multiply_no_nan, "reduce_variance": reduce_variance, "reduce_std": reduce_std,
                "reduce_euclidean_norm": reduce_euclidean_norm, "zero_fraction": zero_fraction}
+
+
+# -- more TF 1.15 top-level names: aliases and static checks ------------------------------
+class AggregationMethod:
+    """`tf.AggregationMethod` (gradients are summed with AddN whatever the choice)."""
+    ADD_N = 0
+    DEFAULT = ADD_N
+    EXPERIMENTAL_TREE = 1
+    EXPERIMENTAL_ACCUMULATE_N = 2
+
+
+def no_gradient(op_type):
+    """`tf.no_gradient` / `tf.NoGradient`: alias of tf.NotDifferentiable."""
+    from .op_registry import NotDifferentiable
+    return NotDifferentiable(op_type)
+
+
+NoGradient = no_gradient
+
+
+def get_logger():
+    """`tf.get_logger`: the Python logger named "tensorflow" (what tf.logging writes to)."""
+    import logging
+    return logging.getLogger("tensorflow")
+
+
+def tables_initializer(name="init_all_tables"):
+    """`tf.tables_initializer`: a no-op (tensorfleet has no lookup tables to initialize)."""
+    from .ops.control_flow_ops import no_op
+    return no_op(name=name)
+
+
+initialize_all_tables = tables_initializer
+
+
+def identity_n(input, name=None):
+    """`tf.identity_n`: identity of each tensor of a list."""
+    from .ops.array_ops import identity
+    with _name_scope(name, "IdentityN", input):
+        return [identity(t) for t in input]
+
+
+def parallel_stack(values, name="parallel_stack"):
+    """`tf.parallel_stack`: tf.stack along a new first axis."""
+    from .ops.join_ops import stack
+    return stack(values, axis=0, name=name)
+
+
+def floor_div(x, y, name=None):
+    from .ops.math_ops import floordiv
+    return floordiv(x, y, name=name)
+
+
+def op_scope(values, name, default_name=None):
+    """Deprecated `tf.op_scope(values, name, default_name)`: tf.name_scope(name, default_name, values)."""
+    return _name_scope(name, default_name, values)
+
+
+def variable_op_scope(values, name_or_scope, default_name=None, **kwargs):
+    """Deprecated `tf.variable_op_scope`: tf.variable_scope(name_or_scope, default_name, values, ...)."""
+    from .ops.variable_scope import variable_scope
+    return variable_scope(name_or_scope, default_name=default_name, values=values, **kwargs)
+
+
+def container(container_name):
+    """`tf.container(name)`: accepted and ignored (one resource container per session here)."""
+    import contextlib
+    return contextlib.nullcontext()
+
+
+def assert_type(tensor, tf_type, message=None, name=None):
+    """`tf.assert_type`: TypeError now if the tensor's dtype is not `tf_type` (TF checks it statically too)."""
+    t = _convert(tensor)
+    want = _dtypes.as_dtype(tf_type)
+    if t.dtype is not want:
+        raise TypeError(f"{message or ''}{t.name} must be of type {want!r}; got {t.dtype!r}")
+    from .ops.control_flow_ops import no_op
+    return no_op(name=name or "statically_determined_correct_type")
+
+
+def assert_integer(x, message=None, name=None):
+    """`tf.assert_integer`: TypeError now unless x has an integer dtype."""
+    t = _convert(x)
+    if not t.dtype.is_integer:
+        raise TypeError(f"{message or ''}Expected Tensor {t.name} to be of integer type, got {t.dtype.name}")
+    from .ops.control_flow_ops import no_op
+    return no_op(name=name or "statically_determined_was_integer")
+
+
+def assert_scalar(tensor, name=None, message=None):
+    """`tf.assert_scalar`: ValueError now unless the tensor's (known) rank is 0; returns the tensor."""
+    t = _convert(tensor)
+    if t.shape.ndims is not None and t.shape.ndims != 0:
+        raise ValueError(f"{message or ''}Expected scalar shape for {t.name}, saw shape: {t.shape}.")
+    return t
+
+
+def assert_same_float_dtype(tensors=None, dtype=None):
+    """`tf.assert_same_float_dtype`: the common floating dtype of `tensors` (and `dtype`), float32 if none."""
+    seen = [_dtypes.as_dtype(dtype)] if dtype is not None else []
+    seen += [t.dtype for t in (tensors or []) if hasattr(t, "dtype")]
+    for d in seen:
+        if not d.is_floating:
+            raise ValueError(f"Expected floating point type, got {d.name}.")
+    if any(d is not seen[0] for d in seen):
+        raise ValueError(f"Expected all of the same floating point type, got {[d.name for d in seen]}.")
+    return seen[0] if seen else _dtypes.float32
+
+
+def assert_proper_iterable(values):
+    """`tf.assert_proper_iterable`: TypeError for a tensor, ndarray or string (iterable, but not as a list)."""
+    import numpy as np
+    from .graph import Tensor
+    if isinstance(values, (Tensor, np.ndarray, str, bytes)):
+        raise TypeError(f"Expected argument 'values' to be a \"proper\" iterable.  Found: {type(values)}")
+    if not hasattr(values, "__iter__"):
+        raise TypeError(f"Expected argument 'values' to be iterable.  Found: {type(values)}")
+
+
+__all__ += ["AggregationMethod", "no_gradient", "NoGradient", "get_logger", "tables_initializer",
+            "initialize_all_tables", "identity_n", "parallel_stack", "floor_div", "op_scope", "variable_op_scope",
+            "container", "assert_type", "assert_integer", "assert_scalar", "assert_same_float_dtype",
+            "assert_proper_iterable"]
