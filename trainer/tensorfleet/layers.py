@@ -361,8 +361,7 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
         return math_ops.cast(out, x.dtype) if param_dtype is not x.dtype else out
 
 
-from .layers_more import (AveragePooling2D, BatchNormalization, Conv2D, Conv2DTranspose, Dropout,  # noqa: E402
-                          Flatten, Layer, MaxPooling2D, conv2d_transpose)
+from .layers_more import *  # noqa: E402,F401,F403
+from .layers_more import __all__ as _more_all  # noqa: E402
 
-__all__ += ["conv2d_transpose", "Conv2D", "Conv2DTranspose", "MaxPooling2D", "AveragePooling2D", "Flatten",
-            "Dropout", "BatchNormalization", "Layer"]
+__all__ += _more_all

@@ -9,11 +9,12 @@ its first call, inside `variable_scope(name or a unique default)`, and every lat
 from __future__ import annotations
 
 __all__ = ["conv2d_transpose", "Conv2D", "Conv2DTranspose", "MaxPooling2D", "AveragePooling2D", "Flatten",
-           "Dropout", "BatchNormalization", "Layer"]
+           "Dropout", "BatchNormalization", "Layer", "conv1d", "max_pooling1d", "average_pooling1d", "Conv1D",
+           "MaxPooling1D", "AveragePooling1D"]
 
 from . import layers as _layers
 from .graph import GraphKeys, get_default_graph
-from .ops import array_ops, conv_ops, init_ops, join_ops, nn_impl, variable_scope as _vs
+from .ops import array_ops, conv_ops, init_ops, join_ops, nn_extra_ops, nn_impl, variable_scope as _vs
 
 
 def _deconv_length(size, kernel, stride, padding):
@@ -68,6 +69,56 @@ def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="vali
                                    trainable, bias_regularizer, bias_constraint)
             out = nn_impl.bias_add(out, bias, data_format=fmt)
         return _layers._activity_regularize(_layers._activate(out, activation), activity_regularizer)
+
+
+def _fmt1d(data_format):
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(f"data_format must be 'channels_last' or 'channels_first', got {data_format!r}")
+    return "NWC" if data_format == "channels_last" else "NCW"
+
+
+def conv1d(inputs, filters, kernel_size, strides=1, padding="valid", data_format="channels_last", dilation_rate=1,
+           activation=None, use_bias=True, kernel_initializer=None, bias_initializer=None, kernel_regularizer=None,
+           bias_regularizer=None, activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+           trainable=True, name=None, reuse=None):
+    """`tf.layers.conv1d`: variables <name>/kernel [kernel_size, in_channels, filters] and <name>/bias."""
+    x = _layers._float_inputs(inputs, "Conv1D")
+    fmt = _fmt1d(data_format)
+    if x.shape.ndims is not None and x.shape.ndims != 3:
+        raise ValueError(f"Input 0 of layer conv1d is incompatible with the layer: expected ndim=3, found "
+                         f"ndim={x.shape.ndims}. Full shape received: {x.shape.as_list()}")
+    in_ch = x.shape[2 if fmt == "NWC" else 1] if x.shape.ndims else None
+    if in_ch is None:
+        raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
+    k = int(kernel_size[0] if isinstance(kernel_size, (list, tuple)) else kernel_size)
+    with _layers._layer_scope(name, "conv1d", reuse):
+        kernel = _layers._weight("kernel", [k, in_ch, int(filters)], x.dtype,
+                                 kernel_initializer or init_ops.glorot_uniform_initializer(), trainable,
+                                 kernel_regularizer, kernel_constraint)
+        out = nn_extra_ops.conv1d(x, kernel, stride=strides, padding=padding.upper(), data_format=fmt,
+                                  dilations=dilation_rate)
+        if use_bias:
+            bias = _layers._weight("bias", [int(filters)], x.dtype, bias_initializer or init_ops.zeros_initializer(),
+                                   trainable, bias_regularizer, bias_constraint)
+            out = nn_impl.bias_add(out, bias, data_format="NHWC" if fmt == "NWC" else "NCHW")
+        return _layers._activity_regularize(_layers._activate(out, activation), activity_regularizer)
+
+
+def _pool1d(fn, default_name, inputs, pool_size, strides, padding, data_format, name):
+    x = _layers._float_inputs(inputs, default_name)
+    with _layers._layer_scope(name, default_name, None):
+        return fn(x, pool_size, strides, padding.upper(), data_format=_fmt1d(data_format))
+
+
+def max_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    """`tf.layers.max_pooling1d`."""
+    return _pool1d(nn_extra_ops.max_pool1d, "max_pooling1d", inputs, pool_size, strides, padding, data_format, name)
+
+
+def average_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    """`tf.layers.average_pooling1d`."""
+    return _pool1d(nn_extra_ops.avg_pool1d, "average_pooling1d", inputs, pool_size, strides, padding, data_format,
+                   name)
 
 
 class Layer:
@@ -179,3 +230,19 @@ class Dropout(_NoWeights):
     """`tf.layers.Dropout(rate=0.5, noise_shape=None, seed=None)`; `training=` at call time."""
     _default_name = "dropout"
     _functional = staticmethod(_layers.dropout)
+
+
+class Conv1D(Layer):
+    """`tf.layers.Conv1D(filters, kernel_size, strides=1, padding='valid', ...)`."""
+    _default_name = "conv1d"
+    _functional = staticmethod(conv1d)
+
+
+class MaxPooling1D(_NoWeights):
+    _default_name = "max_pooling1d"
+    _functional = staticmethod(max_pooling1d)
+
+
+class AveragePooling1D(_NoWeights):
+    _default_name = "average_pooling1d"
+    _functional = staticmethod(average_pooling1d)
