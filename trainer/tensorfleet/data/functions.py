@@ -2,9 +2,13 @@
 
 Sits above the session layer: `TracedFunction(fn, spec)` calls `fn` on placeholders shaped like the input
 element in a fresh `Graph` (as TF traces a dataset function into a FunctionDef), records the output structure
-and spec, and later runs that graph on each element's numpy values with one Session per calling thread (so
-`num_parallel_calls` workers run it concurrently). The function may use any op (string ops, decode_csv, random
-ops seeded from the dataset's graph seed); it cannot capture tensors of the outer graph or create variables.
+and spec, and later runs that graph on each element's numpy values in a session taken from a small pool (one
+per concurrent call, so `num_parallel_calls` workers run it at once; idle sessions are reused, never more than
+the largest number of simultaneous calls). Those sessions run on the calling thread
+(inter_op_parallelism_threads=1), so a dataset function never waits for the executor's shared thread pool that
+the training step pulling from the iterator may hold, and on the CPU, as TF runs input pipelines. The function
+may use any op (string ops, decode_csv, random ops seeded from the dataset's graph seed); it cannot capture
+tensors of the outer graph or create variables.
 """
 from __future__ import annotations
 
@@ -48,32 +52,28 @@ class TracedFunction:
         self._outputs = out
         self._flat_outputs = nest.flatten(out)
         self.out_spec = spec_of_tensors(out)
-        self._local = threading.local()
-        self._sessions: list = []
+        self._idle: list = []
         self._lock = threading.Lock()
 
-    def _session(self):
-        sess = getattr(self._local, "session", None)
-        if sess is None:
-            from ..session import Session
-            sess = Session(graph=self.graph)
-            self._local.session = sess
-            with self._lock:
-                self._sessions.append(sess)
-        return sess
+    def _take_session(self):
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        from ..config import ConfigProto
+        from ..session import Session
+        return Session(graph=self.graph, config=ConfigProto(inter_op_parallelism_threads=1, device_count={"GPU": 0}))
 
     def __call__(self, element):
         flat = nest.flatten(element)
         feed = dict(zip(self._inputs, flat, strict=True))
-        values = self._session().run(self._flat_outputs, feed)
+        sess = self._take_session()
+        try:
+            values = sess.run(self._flat_outputs, feed)
+        finally:
+            with self._lock:
+                self._idle.append(sess)
         return nest.pack_as(self._outputs, [_as_array(v, t.dtype) for v, t in
                                             zip(values, self._flat_outputs, strict=True)])
-
-    def close(self) -> None:
-        with self._lock:
-            sessions, self._sessions = self._sessions, []
-        for s in sessions:
-            s.close()
 
 
 def _as_array(v, dtype) -> np.ndarray:
