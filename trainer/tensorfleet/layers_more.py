@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __all__ = ["conv2d_transpose", "Conv2D", "Conv2DTranspose", "MaxPooling2D", "AveragePooling2D", "Flatten",
            "Dropout", "BatchNormalization", "Layer", "conv1d", "max_pooling1d", "average_pooling1d", "Conv1D",
-           "MaxPooling1D", "AveragePooling1D"]
+           "MaxPooling1D", "AveragePooling1D", "separable_conv2d", "SeparableConv2D"]
 
 from . import layers as _layers
 from .graph import GraphKeys, get_default_graph
@@ -101,6 +101,39 @@ def conv1d(inputs, filters, kernel_size, strides=1, padding="valid", data_format
             bias = _layers._weight("bias", [int(filters)], x.dtype, bias_initializer or init_ops.zeros_initializer(),
                                    trainable, bias_regularizer, bias_constraint)
             out = nn_impl.bias_add(out, bias, data_format="NHWC" if fmt == "NWC" else "NCHW")
+        return _layers._activity_regularize(_layers._activate(out, activation), activity_regularizer)
+
+
+def separable_conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
+                     dilation_rate=(1, 1), depth_multiplier=1, activation=None, use_bias=True,
+                     depthwise_initializer=None, pointwise_initializer=None, bias_initializer=None,
+                     depthwise_regularizer=None, pointwise_regularizer=None, bias_regularizer=None,
+                     activity_regularizer=None, depthwise_constraint=None, pointwise_constraint=None,
+                     bias_constraint=None, trainable=True, name=None, reuse=None):
+    """`tf.layers.separable_conv2d` (channels_last): variables <name>/depthwise_kernel [kh, kw, in, multiplier],
+    <name>/pointwise_kernel [1, 1, in * multiplier, filters] and <name>/bias, as TF names them."""
+    if data_format != "channels_last":
+        raise ValueError("separable_conv2d: only data_format='channels_last' is supported")
+    x = _layers._float_inputs(inputs, "SeparableConv2D")
+    in_ch = x.shape[3] if x.shape.ndims == 4 else None
+    if in_ch is None:
+        raise ValueError("The channel dimension of the inputs should be defined. Found `None`.")
+    kh, kw = _layers._pair(kernel_size, "kernel_size")
+    sh, sw = _layers._pair(strides, "strides")
+    dm, filters = int(depth_multiplier), int(filters)
+    with _layers._layer_scope(name, "separable_conv2d", reuse):
+        init = init_ops.glorot_uniform_initializer
+        depthwise = _layers._weight("depthwise_kernel", [kh, kw, in_ch, dm], x.dtype, depthwise_initializer or init(),
+                                    trainable, depthwise_regularizer, depthwise_constraint)
+        pointwise = _layers._weight("pointwise_kernel", [1, 1, in_ch * dm, filters], x.dtype,
+                                    pointwise_initializer or init(), trainable, pointwise_regularizer,
+                                    pointwise_constraint)
+        out = nn_extra_ops.separable_conv2d(x, depthwise, pointwise, [1, sh, sw, 1], padding.upper(),
+                                            rate=_layers._pair(dilation_rate, "dilation_rate"))
+        if use_bias:
+            bias = _layers._weight("bias", [filters], x.dtype, bias_initializer or init_ops.zeros_initializer(),
+                                   trainable, bias_regularizer, bias_constraint)
+            out = nn_impl.bias_add(out, bias)
         return _layers._activity_regularize(_layers._activate(out, activation), activity_regularizer)
 
 
@@ -246,3 +279,9 @@ class MaxPooling1D(_NoWeights):
 class AveragePooling1D(_NoWeights):
     _default_name = "average_pooling1d"
     _functional = staticmethod(average_pooling1d)
+
+
+class SeparableConv2D(Layer):
+    """`tf.layers.SeparableConv2D(filters, kernel_size, ...)`."""
+    _default_name = "separable_conv2d"
+    _functional = staticmethod(separable_conv2d)

@@ -323,6 +323,16 @@ def parallel_stack(values, name="parallel_stack"):
     return stack(values, axis=0, name=name)
 
 
+def space_to_depth(input, block_size, name=None, data_format="NHWC"):
+    from .ops.nn_extra_ops import space_to_depth as _s2d
+    return _s2d(input, block_size, name=name, data_format=data_format)
+
+
+def depth_to_space(input, block_size, name=None, data_format="NHWC"):
+    from .ops.nn_extra_ops import depth_to_space as _d2s
+    return _d2s(input, block_size, name=name, data_format=data_format)
+
+
 def floor_div(x, y, name=None):
     from .ops.math_ops import floordiv
     return floordiv(x, y, name=name)
@@ -395,6 +405,6 @@ def assert_proper_iterable(values):
 
 
 __all__ += ["AggregationMethod", "no_gradient", "NoGradient", "get_logger", "tables_initializer",
-            "initialize_all_tables", "identity_n", "parallel_stack", "floor_div", "op_scope", "variable_op_scope",
-            "container", "assert_type", "assert_integer", "assert_scalar", "assert_same_float_dtype",
-            "assert_proper_iterable"]
+            "initialize_all_tables", "identity_n", "space_to_depth", "depth_to_space", "parallel_stack", "floor_div",
+            "op_scope", "variable_op_scope", "container", "assert_type", "assert_integer", "assert_scalar",
+            "assert_same_float_dtype", "assert_proper_iterable"]
