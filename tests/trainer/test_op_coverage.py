@@ -257,9 +257,12 @@ FORWARD_ONLY = {
     "PrintV2": ("no outputs: prints", "test_string_ops.py::test_tf_print_renders_strings_and_tensors"),
     "Rint": ("piecewise constant: zero gradient a.e. (TF: None)",
              "test_math_extra.py::test_rint_rounds_half_to_even_and_has_no_gradient"),
-    "PyFunc": ("runs Python: no gradient (as tf.py_func)", "test_math_extra.py::test_py_func_runs_python_on_the_values"),
+    "PyFunc": ("runs Python: no gradient (as tf.py_func)",
+               "test_math_extra.py::test_py_func_runs_python_on_the_values"),
     "ParseExample": ("parses serialized protos: no differentiable input",
                      "test_tfrecord_data.py::test_parse_example_batch_matches_the_rows"),
+    "CandidateSampler": (_RANDOM + " (integer candidates)",
+                         "test_candidate_sampling.py::test_log_uniform_sampler_follows_zipf_and_reports_expected_counts"),
     # tf.data iterators (data/iterator_ops.py)
     "MakeIterator": ("no outputs: starts an iterator",
                      "test_data.py::test_initializable_iterator_with_fed_placeholder_and_reinit"),
