@@ -84,14 +84,14 @@ def load_names(path: str = NAMES) -> list:
 def missing_names(names: list) -> list:
     sys.path.insert(0, os.path.join(ROOT, "trainer"))
     import tensorfleet
-    out = []
+    out, absent = [], object()
     for full in names:
         obj = tensorfleet
         for part in full.split(".")[1:]:
-            obj = getattr(obj, part, None)
-            if obj is None:
+            obj = getattr(obj, part, absent)  # (a sentinel: tf.newaxis is None and present)
+            if obj is absent:
                 break
-        if obj is None:
+        if obj is absent:
             out.append(full)
     return out
 
