@@ -26,6 +26,8 @@ HERE = os.path.dirname(__file__)
 
 # op type -> the test that checks its gradient by finite differences
 FD_GRADIENT_TESTED = {
+    "UnsortedSegmentSum": "test_array_extra.py::test_segment_sums_match_numpy_and_gradient",
+    "ScatterNd": "test_array_extra.py::test_scatter_nd_family_matches_tf_docs_and_gradient",
     "Tan": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
     "Asin": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
     "Acos": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
@@ -263,6 +265,13 @@ FORWARD_ONLY = {
                      "test_tfrecord_data.py::test_parse_example_batch_matches_the_rows"),
     "CandidateSampler": (_RANDOM + " (integer candidates)",
                          "test_candidate_sampling.py::test_log_uniform_sampler_follows_zipf_and_reports_expected_counts"),
+    "Unique": ("integer indices and values picked out (TF: no gradient)",
+               "test_array_extra.py::test_unique_matches_tf_docs"),
+    "InvertPermutation": ("integer output", "test_array_extra.py::test_counts_sets_and_division"),
+    "Bincount": ("counts of integer input", "test_array_extra.py::test_counts_sets_and_division"),
+    "SetDiff1d": ("set difference: values picked out (TF: no gradient)",
+                  "test_array_extra.py::test_counts_sets_and_division"),
+    "Timestamp": ("no inputs: the clock", "test_array_extra.py::test_shape_helpers_and_timestamp"),
     # tf.data iterators (data/iterator_ops.py)
     "MakeIterator": ("no outputs: starts an iterator",
                      "test_data.py::test_initializable_iterator_with_fed_placeholder_and_reinit"),

@@ -109,6 +109,11 @@ for _name, _fn in (list(_al.NN_EXTRAS.items()) + [(n, getattr(_nx, n)) for n in 
                    + [(n, getattr(_cs, n)) for n in _cs.__all__]):
     setattr(_nn, _name, _fn)
 _LINALG["matrix_transpose"] = _mx.matrix_transpose
+from .ops import array_extra_ops as _ax  # noqa: E402
+
+_MATH.update({name: getattr(_ax, name) for name in (
+    "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n", "segment_sum", "segment_mean",
+    "bincount", "confusion_matrix", "invert_permutation")})
 math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported functions).")
 random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
 debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")

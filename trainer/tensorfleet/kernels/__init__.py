@@ -2,5 +2,6 @@
 from . import (array_kernels, conv_kernels, core_kernels, math_kernels, nn_kernels, random_kernels,  # noqa: F401
                train_kernels)
 from . import check_kernels, index_kernels, scan_sort_kernels  # noqa: F401
-from . import math_extra_kernels, parsing_kernels, sampling_kernels, string_kernels  # noqa: F401
+from . import array_extra_kernels, math_extra_kernels, parsing_kernels, sampling_kernels  # noqa: F401
+from . import string_kernels  # noqa: F401
 from .registry import KernelContext, ResourceStore, has_kernel, lookup, register_kernel  # noqa: F401
