@@ -42,9 +42,18 @@ except ImportError:  # pragma: no cover - depends on whether the protos package 
             return f"NodeDef(name={self.name!r}, op={self.op!r}, device={self.device!r}, input={self.input!r})"
 
 
+_BIG_ATTR_BYTES = 1 << 20
+
+
+def _has_big_value(op) -> bool:
+    value = op.attrs.get("value")
+    return getattr(value, "nbytes", 0) > _BIG_ATTR_BYTES
+
+
 def _node_def(op) -> "NodeDef":
-    """`Operation.node_def`: the op as a NodeDef (attributes that have no proto encoding are left out)."""
-    if _graph_def is not None:
+    """`Operation.node_def`: the op as a NodeDef (built on each access; attributes without a proto encoding, and
+    constants over 1 MiB, which device functions never read, are left out)."""
+    if _graph_def is not None and not _has_big_value(op):
         try:
             return _graph_def.node_def(op, add_shapes=False)
         except Exception:  # noqa: BLE001 - an attribute without a proto encoding: fall back to the plain fields
