@@ -69,7 +69,7 @@ REASONS = [
      r"|load_\w*library|resource_loader|make_tensor_proto|make_ndarray|parse_tensor|serialize_tensor)$"),
     ("Other TF packages that are not goals (Keras, Estimator, TPU, XLA, Lite, distribution strategies, ...)",
      r"^tf\.(keras|estimator|lite|tpu|xla|distribute|distributions|profiler|saved_model|feature_column|audio"
-     r"|image|lookup|metrics|sets|test|graph_util|manip|bitwise|nest)$"),
+     r"|lookup|metrics|sets|test|graph_util|manip|bitwise|nest)$"),
     ("Optimizers and decays not implemented yet",
      r"^tf\.train\.(\w+Optimizer|sdca_\w+|\w+_decay\w*)$"),
     ("Not implemented yet (no reason beyond time: ask, or add it)", r".*"),

@@ -52,6 +52,7 @@ from . import tf_logging as logging  # noqa: E402  (tf.logging)
 from . import gfile  # noqa: E402  (tf.gfile, local files only)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 from .namespaces import sparse, strings  # noqa: E402
+from .image_ops import image  # noqa: E402  (tf.image: a subset for input pipelines)
 from .namespaces import io  # noqa: E402  (after any tensorfleet.io package: it adds the decoders to it)
 from . import version  # noqa: E402,F401  (tf.version; the choice of version string: version.py)
 from .version import VERSION  # noqa: E402
