@@ -1,4 +1,5 @@
-"""`tf.layers`: TF1 functional layers (dense, conv2d, pooling, flatten, dropout, batch_normalization) on `tf.nn`.
+"""`tf.layers`: TF1 functional layers (dense, conv2d, pooling, flatten, dropout, batch_normalization) on `tf.nn`;
+conv2d_transpose, conv1d, separable_conv2d, 1-D pooling and the layer classes are in `layers_more.py`.
 
 Sits above `ops/` (it builds graph through `tf.nn`, `tf.matmul` and variables). Variables are
 `<scope>/kernel` and `<scope>/bias`; the scope is `name`, or `dense`, `dense_1`, ... unique per graph
