@@ -11,7 +11,7 @@ from .coordinator import Coordinator, LooperThread
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListener, FeedFnHook, FinalOpsHook,
                                       GlobalStepWaiterHook, LoggingTensorHook, NanLossDuringTrainingError,
-                                      NanTensorHook, SecondOrStepTimer, SessionRunArgs, SessionRunContext,
+                                      NanTensorHook, SessionRunArgs, SessionRunContext,
                                       SessionRunHook, SessionRunValues, StepCounterHook, StopAtStepHook)
 from .session_manager import SessionManager, report_uninitialized_variables
 from .supervisor import Supervisor
@@ -27,6 +27,10 @@ from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
 from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
 from .saver import get_checkpoint_mtimes, remove_checkpoint
+from ..protos.example_pb2 import Example, SequenceExample
+from ..protos.feature_pb2 import BytesList, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List
+from ..summary.saver_hook import SecondOrStepTimer, SummarySaverHook
+from ..summary.writer import FileWriterCache as SummaryWriterCache
 from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
                             global_step)
 
@@ -41,4 +45,6 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "SecondOrStepTimer", "SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues",
            "StepCounterHook", "StopAtStepHook", "SessionManager", "ChiefSessionCreator", "MonitoredSession",
            "MonitoredTrainingSession", "Scaffold", "SessionCreator", "SingularMonitoredSession",
-           "WorkerSessionCreator", "report_uninitialized_variables", "Supervisor"]
+           "WorkerSessionCreator", "report_uninitialized_variables", "Supervisor",
+           "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
+           "FloatList", "Int64List", "SummarySaverHook", "SummaryWriterCache"]

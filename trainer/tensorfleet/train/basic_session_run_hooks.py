@@ -17,10 +17,8 @@ import numpy as np
 from ..platform import tf_logging as logging
 from . import training_util
 
-try:  # the summary engineer's timer (tensorfleet.summary); this fallback goes once it is in main
-    from ..summary.saver_hook import SecondOrStepTimer
-except ImportError:  # pragma: no cover - depends on merge order
-    SecondOrStepTimer = None  # type: ignore[assignment,misc]
+from ..summary.saver_hook import SecondOrStepTimer
+from ..summary.writer import FileWriterCache
 
 __all__ = ["SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues", "StopAtStepHook",
            "CheckpointSaverHook", "CheckpointSaverListener", "LoggingTensorHook", "NanTensorHook",
@@ -80,40 +78,6 @@ class SessionRunContext:
 
 class SessionRunValues(collections.namedtuple("SessionRunValues", ["results", "options", "run_metadata"])):
     """`tf.train.SessionRunValues`: the hook's fetched `results` (same structure as its fetches)."""
-
-
-if SecondOrStepTimer is None:  # noqa: C901  (fallback only until tensorfleet.summary is merged)
-    class SecondOrStepTimer:  # type: ignore[no-redef]
-        """Triggers every `every_secs` seconds or every `every_steps` steps (TF's SecondOrStepTimer)."""
-
-        def __init__(self, every_secs=None, every_steps=None):
-            if (every_secs is None) == (every_steps is None):
-                raise ValueError("Either every_secs or every_steps should be provided, and not both.")
-            self._every_secs, self._every_steps = every_secs, every_steps
-            self.reset()
-
-        def reset(self):
-            self._last_triggered_step = None
-            self._last_triggered_time = None
-
-        def should_trigger_for_step(self, step):
-            if self._last_triggered_step is None:
-                return True
-            if self._last_triggered_step == step:
-                return False
-            if self._every_secs is not None and time.time() >= self._last_triggered_time + self._every_secs:
-                return True
-            return self._every_steps is not None and step >= self._last_triggered_step + self._every_steps
-
-        def update_last_triggered_step(self, step):
-            now, last_time, last_step = time.time(), self._last_triggered_time, self._last_triggered_step
-            self._last_triggered_time, self._last_triggered_step = now, step
-            if last_time is None:
-                return None, None
-            return now - last_time, step - last_step
-
-        def last_triggered_step(self):
-            return self._last_triggered_step
 
 
 def _global_step_tensor(hook_name):
@@ -259,11 +223,7 @@ class StepCounterHook(SessionRunHook):
 
     def begin(self):
         if self._summary_writer is None and self._output_dir:
-            try:
-                from ..summary.writer import FileWriterCache
-                self._summary_writer = FileWriterCache.get(self._output_dir)
-            except ImportError:  # pragma: no cover - tensorfleet.summary not merged yet
-                self._summary_writer = None
+            self._summary_writer = FileWriterCache.get(self._output_dir)
         self._global_step_tensor = _global_step_tensor("StepCounterHook")
         self._summary_tag = training_util.get_global_step().op.name + "/sec"
 
@@ -285,10 +245,7 @@ class StepCounterHook(SessionRunHook):
         self._last_global_step = stale_global_step
 
     def _write_summary(self, rate, global_step):
-        try:
-            from ..protos.summary_pb2 import Summary
-        except ImportError:  # pragma: no cover
-            return
+        from ..protos.summary_pb2 import Summary
         self._summary_writer.add_summary(Summary(value=[Summary.Value(tag=self._summary_tag, simple_value=rate)]),
                                          global_step)
 

@@ -107,10 +107,7 @@ def _default_summary_op(g):
     items = g.get_collection(GraphKeys.SUMMARY_OP) if hasattr(GraphKeys, "SUMMARY_OP") else []
     if items:
         return items[0]
-    try:
-        from .. import summary
-    except ImportError:  # tensorfleet.summary not merged yet: no summaries
-        return None
+    from .. import summary  # late: tensorfleet.summary imports tensorfleet.train at load
     return summary.merge_all()
 
 
@@ -385,9 +382,5 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
 
 
 def _summary_saver_hook(scaffold, save_steps, save_secs, output_dir):
-    try:
-        from ..summary.saver_hook import SummarySaverHook
-    except ImportError:  # tensorfleet.summary not merged yet
-        logging.warning("save_summaries_* ignored: tensorfleet.summary is not available")
-        return None
+    from ..summary.saver_hook import SummarySaverHook
     return SummarySaverHook(scaffold=scaffold, save_steps=save_steps, save_secs=save_secs, output_dir=output_dir)

@@ -26,10 +26,7 @@ __all__ = ["Supervisor"]
 
 
 def _file_writer(logdir, graph):
-    try:
-        from ..summary.writer import FileWriterCache
-    except ImportError:  # tensorfleet.summary not merged yet: no summary writer
-        return None
+    from ..summary.writer import FileWriterCache
     return FileWriterCache.get(logdir)
 
 
@@ -112,12 +109,8 @@ class Supervisor:
 
     def _init_summary_op(self, summary_op):
         if summary_op is Supervisor.USE_DEFAULT:
-            summary_op = None
-            try:
-                from .. import summary
-                summary_op = summary.merge_all()
-            except ImportError:  # tensorfleet.summary not merged yet
-                pass
+            from .. import summary  # late: tensorfleet.summary imports tensorfleet.train at load
+            summary_op = summary.merge_all()
         self._summary_op = summary_op
 
     def _init_global_step(self, global_step):
