@@ -300,3 +300,27 @@ def test_mnist_monitored_example_trains_and_resumes(tmp_path):
     with tf.Graph().as_default():
         mod.main(["--steps", "160", "--checkpoint-dir", ck, "--save-checkpoint-steps", "100"])
     assert _steps_saved(ck)[-1] == 160  # resumed at 150, ran 10 more
+
+
+def _events(d):
+    from tensorfleet.io.tfrecord import tf_record_iterator
+    from tensorfleet.protos.event_pb2 import Event
+    out = []
+    for f in sorted(os.listdir(d)):
+        if f.startswith("events.out.tfevents"):
+            out.extend(Event.FromString(r) for r in tf_record_iterator(os.path.join(d, f)))
+    return out
+
+
+def test_monitored_training_session_writes_summaries_every_n_steps(graph, tmp_path):
+    gs, w, loss, train = _model()
+    tf.summary.scalar("loss", loss)
+    with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path), save_summaries_steps=2,
+                                           save_checkpoint_secs=None, log_step_count_steps=None,
+                                           hooks=[tf.train.StopAtStepHook(last_step=6)]) as s:
+        while not s.should_stop():
+            s.run(train)
+    from tensorfleet.summary.writer import FileWriterCache
+    FileWriterCache.get(str(tmp_path)).flush()
+    steps = [e.step for e in _events(str(tmp_path)) for v in e.summary.value if v.tag == "loss"]
+    assert steps == [1, 3, 5]  # TF: the first run, then each run at least 2 steps after the last write

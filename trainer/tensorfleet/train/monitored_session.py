@@ -165,6 +165,12 @@ class WorkerSessionCreator(SessionCreator):
                                                       max_wait_secs=self._max_wait_secs)
 
 
+def _call(hook, method, *args):
+    """Calls a hook method; a hook that does not subclass SessionRunHook may leave some out (TF's duck typing)."""
+    fn = getattr(hook, method, None)
+    return fn(*args) if fn is not None else None
+
+
 def _merge_options(a, b):
     if a is None:
         return b
@@ -195,7 +201,7 @@ class _HookedSession:
             original_args=hooks_lib.SessionRunArgs(fetches, feed_dict), session=self._sess)
         feed_dict = dict(feed_dict or {})
         for hook in self._hooks:
-            request = hook.before_run(run_context)
+            request = _call(hook, "before_run", run_context)
             if request is None:
                 continue
             if request.fetches is not None:
@@ -208,7 +214,7 @@ class _HookedSession:
         outputs = self._sess.run(actual_fetches, feed_dict=feed_dict or None, options=options,
                                  run_metadata=run_metadata)
         for hook in self._hooks:
-            hook.after_run(run_context, hooks_lib.SessionRunValues(results=outputs.get(hook), options=options,
+            _call(hook, "after_run", run_context, hooks_lib.SessionRunValues(results=outputs.get(hook), options=options,
                                                                    run_metadata=run_metadata))
         self._should_stop = self._should_stop or run_context.stop_requested
         return outputs["caller"]
@@ -220,7 +226,7 @@ class _MonitoredSession:
     def __init__(self, session_creator, hooks, should_recover, stop_grace_period_secs=120):
         self._hooks = list(hooks or [])
         for h in self._hooks:
-            h.begin()
+            _call(h, "begin")
         self._creator = session_creator or ChiefSessionCreator()
         self._should_recover = should_recover
         self._stop_grace_period_secs = stop_grace_period_secs
@@ -242,7 +248,7 @@ class _MonitoredSession:
         self._coord = Coordinator(clean_stop_exception_types=[])
         start_queue_runners(sess=self._tf_sess, coord=self._coord)
         for hook in self._hooks:
-            hook.after_create_session(self._tf_sess, self._coord)
+            _call(hook, "after_create_session", self._tf_sess, self._coord)
         self._hooked = _HookedSession(self._tf_sess, self._hooks)
 
     @property
@@ -306,7 +312,7 @@ class _MonitoredSession:
         try:
             if not exception_type:
                 for h in self._hooks:
-                    h.end(self._tf_sess)
+                    _call(h, "end", self._tf_sess)
         finally:
             self._closed = True
             self._close_inner(ignore_errors=exception_type is not None)
