@@ -102,3 +102,26 @@ def test_init_feed_dict_and_init_fn():
         with sv.managed_session() as sess:
             assert sess.run(v) == 7.0
         assert seen == [7.0]
+
+
+def test_summary_service_and_summary_computed_write_events(tmp_path):
+    from tensorfleet.io.tfrecord import tf_record_iterator
+    from tensorfleet.protos.event_pb2 import Event
+    logdir = str(tmp_path)
+    with tf.Graph().as_default():
+        gs, w, train = _model()
+        tf.summary.scalar("w_value", w)
+        manual = tf.summary.scalar("manual", w * 2)
+        sv = tf.train.Supervisor(logdir=logdir, save_model_secs=0, save_summaries_secs=0.05)
+        with sv.managed_session() as sess:
+            sess.run(train)
+            sv.summary_computed(sess, sess.run(manual))
+            deadline = time.monotonic() + WAIT
+            tags = set()
+            while "w_value" not in tags and time.monotonic() < deadline:
+                time.sleep(0.05)
+                sv.summary_writer.flush()
+                tags = {v.tag for f in os.listdir(logdir) if f.startswith("events.out")
+                        for r in tf_record_iterator(os.path.join(logdir, f))
+                        for v in Event.FromString(r).summary.value}
+        assert {"w_value", "manual"} <= tags
