@@ -290,6 +290,26 @@ FORWARD_ONLY = {
                                         "test_data.py::test_feedable_iterator_switches_by_string_handle"),
 }
 
+# queue and accumulator ops (tf.FIFOQueue & co, tf.ConditionalAccumulator): stateful, no gradient, as in TF
+_QUEUE = "queue/accumulator resource op (stateful, no gradient, as in TF)"
+_QT = "test_train_loop_queues.py::"
+FORWARD_ONLY.update({
+    "QueueHandle": (_QUEUE, _QT + "test_fifo_order_size_and_closed_empty_raises_out_of_range"),
+    "QueueEnqueue": (_QUEUE, _QT + "test_fifo_order_size_and_closed_empty_raises_out_of_range"),
+    "QueueEnqueueMany": (_QUEUE, _QT + "test_dequeue_many_and_up_to_on_closed_queue"),
+    "QueueDequeue": (_QUEUE, _QT + "test_fifo_order_size_and_closed_empty_raises_out_of_range"),
+    "QueueDequeueMany": (_QUEUE, _QT + "test_dequeue_many_and_up_to_on_closed_queue"),
+    "QueueDequeueUpTo": (_QUEUE, _QT + "test_dequeue_many_and_up_to_on_closed_queue"),
+    "QueueClose": (_QUEUE, _QT + "test_close_without_cancel_lets_pending_enqueue_finish_with_cancel_fails_it"),
+    "QueueSize": (_QUEUE, _QT + "test_fifo_order_size_and_closed_empty_raises_out_of_range"),
+    "QueueIsClosed": (_QUEUE, _QT + "test_fifo_order_size_and_closed_empty_raises_out_of_range"),
+    "AccumulatorHandle": (_QUEUE, _QT + "test_conditional_accumulator_averages_and_drops_stale"),
+    "AccumulatorApplyGradient": (_QUEUE, _QT + "test_conditional_accumulator_averages_and_drops_stale"),
+    "AccumulatorTakeGradient": (_QUEUE, _QT + "test_conditional_accumulator_averages_and_drops_stale"),
+    "AccumulatorNumAccumulated": (_QUEUE, _QT + "test_conditional_accumulator_averages_and_drops_stale"),
+    "AccumulatorSetGlobalStep": (_QUEUE, _QT + "test_conditional_accumulator_averages_and_drops_stale"),
+})
+
 # op type -> (what it is, the test that covers it)
 INTERNAL_HELPERS = {
     "NnShape": ("int32 runtime shape for the conv gradients (NotDifferentiable)",

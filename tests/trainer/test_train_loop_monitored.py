@@ -238,7 +238,7 @@ def test_recovers_from_unavailable_by_recreating_and_restoring(graph, tmp_path):
 def test_session_manager_prepare_wait_and_recover(graph, tmp_path):
     v = tf.Variable(3.0, name="v")
     init = tf.global_variables_initializer()
-    ready = tf.train.report_uninitialized_variables()
+    ready = tf.report_uninitialized_variables()
     saver = tf.train.Saver()
     sm = tf.train.SessionManager(ready_op=ready, recovery_wait_secs=0.05)
     with pytest.raises(RuntimeError, match="not initialized"):

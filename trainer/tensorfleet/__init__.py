@@ -50,7 +50,6 @@ from .placement import *  # noqa: F401,F403
 from .session import InteractiveSession, Session
 from . import nn, layers, losses, train  # noqa: E402
 from . import datasets  # noqa: E402
-from .train.session_manager import report_uninitialized_variables  # noqa: E402,F401  (tf.report_uninitialized_variables)
 from .platform import tf_logging as logging  # noqa: E402  (tf.logging)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 from .namespaces import sparse, strings  # noqa: E402

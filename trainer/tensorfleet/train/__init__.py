@@ -13,7 +13,7 @@ from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListen
                                       GlobalStepWaiterHook, LoggingTensorHook, NanLossDuringTrainingError,
                                       NanTensorHook, SessionRunArgs, SessionRunContext,
                                       SessionRunHook, SessionRunValues, StepCounterHook, StopAtStepHook)
-from .session_manager import SessionManager, report_uninitialized_variables
+from .session_manager import SessionManager
 from .supervisor import Supervisor
 from .monitored_session import (ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold,
                                 SessionCreator, SingularMonitoredSession, WorkerSessionCreator)
@@ -45,6 +45,6 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "SecondOrStepTimer", "SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues",
            "StepCounterHook", "StopAtStepHook", "SessionManager", "ChiefSessionCreator", "MonitoredSession",
            "MonitoredTrainingSession", "Scaffold", "SessionCreator", "SingularMonitoredSession",
-           "WorkerSessionCreator", "report_uninitialized_variables", "Supervisor",
+           "WorkerSessionCreator", "Supervisor",
            "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
            "FloatList", "Int64List", "SummarySaverHook", "SummaryWriterCache"]

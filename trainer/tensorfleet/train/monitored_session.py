@@ -61,14 +61,13 @@ class Scaffold:
         """Creates the missing ops (TF's defaults) and finalizes the graph."""
         g = get_default_graph()
         if self._init_op is None:
-            self._init_op = _first_of(g, GraphKeys.INIT_OP) or state_ops.global_variables_initializer()
+            self._init_op = _first_of(g, GraphKeys.INIT_OP, state_ops.global_variables_initializer)
         if self._ready_op is None:
-            self._ready_op = _first_of(g, GraphKeys.READY_OP) or report_uninitialized_variables()
+            self._ready_op = _first_of(g, GraphKeys.READY_OP, report_uninitialized_variables)
         if self._ready_for_local_init_op is None:
             self._ready_for_local_init_op = report_uninitialized_variables(state_ops.global_variables())
         if self._local_init_op is None:
-            self._local_init_op = _first_of(g, GraphKeys.LOCAL_INIT_OP) or \
-                control_flow_ops.group(state_ops.local_variables_initializer())
+            self._local_init_op = _first_of(g, GraphKeys.LOCAL_INIT_OP, Scaffold.default_local_init_op)
         if self._summary_op is None:
             self._summary_op = _default_summary_op(g)
         if self._saver is None:
@@ -98,15 +97,18 @@ class Scaffold:
         return control_flow_ops.group(state_ops.local_variables_initializer())
 
 
-def _first_of(g, key):
+def _first_of(g, key, default=None):
+    """The first item of collection `key`, else `default()` (no truth test: a Tensor has none)."""
     items = g.get_collection(key)
-    return items[0] if items else None
+    if items:
+        return items[0]
+    return default() if default is not None else None
 
 
 def _default_summary_op(g):
-    items = g.get_collection(GraphKeys.SUMMARY_OP) if hasattr(GraphKeys, "SUMMARY_OP") else []
-    if items:
-        return items[0]
+    op = _first_of(g, getattr(GraphKeys, "SUMMARY_OP", "summary_op"))
+    if op is not None:
+        return op
     from .. import summary  # late: tensorfleet.summary imports tensorfleet.train at load
     return summary.merge_all()
 

@@ -3,7 +3,7 @@
 Part of the training-loop layer (train/), below `MonitoredSession` and
 `Supervisor`. It uses only the public Session API (`run`, `graph`, `close`), so
 it works unchanged on a remote (`grpc://`) session: readiness is a fetch of
-`is_variable_initialized` for every variable (`report_uninitialized_variables`).
+`tf.report_uninitialized_variables()` (a string tensor of names; empty when ready).
 
 `wait_for_session` polls every `recovery_wait_secs` (default 0.5 s here; TF's
 default is 30 s, which makes workers that start before the chief idle for up
@@ -16,40 +16,14 @@ import time
 import numpy as np
 
 from .. import errors
-from ..ops import join_ops, state_ops
+from ..ops.string_ops import report_uninitialized_variables
 from ..platform import tf_logging as logging
 from . import checkpoint_management
 
-__all__ = ["SessionManager", "UninitializedVariablesReport", "report_uninitialized_variables"]
+__all__ = ["SessionManager", "report_uninitialized_variables"]
 
 #: how often a non-chief checks whether the chief has initialised the variables (TF: 30 s)
 DEFAULT_RECOVERY_WAIT_SECS = 0.5
-
-
-class UninitializedVariablesReport:
-    """What `report_uninitialized_variables` returns: `names(sess)` lists the variables not initialised yet.
-
-    TF returns a string tensor; this runtime has no string dtype, so the report is an object holding one bool
-    tensor (an `is_variable_initialized` per variable, stacked) that `names` fetches with `sess.run`.
-    """
-
-    def __init__(self, var_list):
-        self.variables = list(var_list)
-        self._flags = join_ops.stack([state_ops.is_variable_initialized(v) for v in self.variables]) \
-            if self.variables else None
-
-    def names(self, sess) -> list:
-        if self._flags is None:
-            return []
-        flags = np.asarray(sess.run(self._flags))
-        return [v.op.name for v, ok in zip(self.variables, flags, strict=True) if not ok]
-
-
-def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
-    """`tf.report_uninitialized_variables` (global + local variables by default): see UninitializedVariablesReport."""
-    if var_list is None:
-        var_list = state_ops.global_variables() + state_ops.local_variables()
-    return UninitializedVariablesReport(var_list)
 
 
 def _not_ready(op, sess):
@@ -57,10 +31,7 @@ def _not_ready(op, sess):
     if op is None:
         return None
     try:
-        if isinstance(op, UninitializedVariablesReport):
-            names = op.names(sess)
-        else:
-            names = [n.decode() if isinstance(n, bytes) else str(n) for n in np.asarray(sess.run(op)).ravel()]
+        names = [n.decode() if isinstance(n, bytes) else str(n) for n in np.asarray(sess.run(op)).ravel()]
     except errors.FailedPreconditionError as e:
         return f"Model not ready: {e}"
     if not names:

@@ -80,7 +80,9 @@ class Supervisor:
 
     def _init_ready_op(self, ready_op, ready_for_local_init_op):
         if ready_op is Supervisor.USE_DEFAULT:
-            ready_op = self._first(GraphKeys.READY_OP) or report_uninitialized_variables()
+            ready_op = self._first(GraphKeys.READY_OP)
+            if ready_op is None:
+                ready_op = report_uninitialized_variables()
         self._ready_op = ready_op
         if ready_for_local_init_op is Supervisor.USE_DEFAULT:
             ready_for_local_init_op = self._first("ready_for_local_init_op")
@@ -88,7 +90,9 @@ class Supervisor:
 
     def _init_init_op(self, init_op, init_feed_dict):
         if init_op is Supervisor.USE_DEFAULT:
-            init_op = self._first(GraphKeys.INIT_OP) or state_ops.global_variables_initializer()
+            init_op = self._first(GraphKeys.INIT_OP)
+            if init_op is None:
+                init_op = state_ops.global_variables_initializer()
         self._init_op = init_op
         self._init_feed_dict = init_feed_dict
 
