@@ -36,12 +36,14 @@ from .autodiff import gradients
 from .config import *  # noqa: F401,F403
 from .placement import *  # noqa: F401,F403
 from .session import InteractiveSession, Session
+from . import distributed as _distributed  # noqa: E402  (registers the grpc:// session factory)
 from . import nn, layers, losses, train  # noqa: E402
 from . import datasets  # noqa: E402
 from . import app, flags  # noqa: E402  (tf.app.run, tf.flags / tf.app.flags)
 from . import tf_logging as logging  # noqa: E402  (tf.logging)
 from . import gfile  # noqa: E402  (tf.gfile, local files only)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
+from .distributed.namespace import distribute  # noqa: E402  (tf.distribute.Server, .cluster_resolver)
 
 newaxis = None
 AUTO_REUSE = _sys.modules[__name__].__dict__.get("AUTO_REUSE", "auto_reuse")

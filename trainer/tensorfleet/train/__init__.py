@@ -16,6 +16,8 @@ from .moving_averages import ExponentialMovingAverage
 from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
 from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
+from .device_setter import GreedyLoadBalancingStrategy, byte_size_load_fn, replica_device_setter
+from ..distributed import ClusterDef, ClusterSpec, JobDef, Server, ServerDef
 from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
                             global_step)
 
@@ -23,4 +25,6 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "RMSPropOptimizer", "Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
            "CheckpointState", "get_or_create_global_step", "get_global_step", "create_global_step",
            "global_step", "assert_global_step", "ExponentialMovingAverage", "exponential_decay",
-           "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay"]
+           "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay",
+           "replica_device_setter", "GreedyLoadBalancingStrategy", "byte_size_load_fn", "ClusterSpec", "ClusterDef",
+           "JobDef", "Server", "ServerDef"]

@@ -1,0 +1,205 @@
+"""Client side of the wire: calls a task's master or worker service over gRPC or the bulk path.
+
+Used by `master` (to reach other tasks' worker services) and `remote_session`
+(to reach a remote master). One `RpcClient` per (address, service), shared by
+sessions. Every call carries the job's token. A call is `call(method, request,
+tensors)` -> `(response, [(name, ndarray)])`:
+
+- bulk path (default when the server advertises one): a pooled raw TCP socket per
+  concurrent call, one frame each way (`wire.send_frame` / `recv_frame`);
+- gRPC: unary methods as they are; tensor-carrying methods as a stream of chunks.
+
+Failures become tf.errors naming the task: a refused, reset or silent peer is
+`UnavailableError` within `Timeouts.dead_peer_seconds` (TCP keepalive on the bulk
+socket, gRPC keepalive on the channel); a status from the server keeps its class.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from dataclasses import dataclass
+from typing import Optional
+
+import grpc
+
+from .. import errors
+from . import rpc_errors, wire
+from .protos import service_pb2
+
+TOKEN_ENV = "TENSORFLEET_RPC_TOKEN"
+TOKEN_METADATA = "tensorfleet-token"
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """How long a client waits. Defaults (env overrides):
+
+    - dead_peer_seconds: 5 (TENSORFLEET_DEAD_PEER_SECONDS): a peer that stops answering (no
+      TCP keepalive replies, or a refused reconnect) fails the call with UnavailableError.
+    - connect_seconds: 5 (TENSORFLEET_CONNECT_SECONDS): one connection attempt.
+    - startup_seconds: 120 (TENSORFLEET_STARTUP_SECONDS): how long a new session waits for every
+      task of its cluster to come up (TF waits forever; pods start in any order).
+    """
+
+    dead_peer_seconds: float = _env_float("TENSORFLEET_DEAD_PEER_SECONDS", 5.0)
+    connect_seconds: float = _env_float("TENSORFLEET_CONNECT_SECONDS", 5.0)
+    startup_seconds: float = _env_float("TENSORFLEET_STARTUP_SECONDS", 120.0)
+
+
+def job_token() -> str:
+    return os.environ.get(TOKEN_ENV, "")
+
+
+def split_address(address: str) -> tuple:
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"Bad task address {address!r}: expected host:port")
+    return host.strip("[]"), int(port)
+
+
+class RpcClient:
+    """Calls one service of one task."""
+
+    def __init__(self, address: str, service: str, task: str, token: Optional[str] = None,
+                 limits: wire.Limits = wire.DEFAULT_LIMITS, timeouts: Timeouts = Timeouts(), use_bulk: bool = True):
+        self.address, self.service, self.task = address, service, task
+        self.token = job_token() if token is None else token
+        self.limits, self.timeouts = limits, timeouts
+        self._use_bulk = use_bulk and os.environ.get("TENSORFLEET_BULK", "1") != "0"
+        self._bulk_port: Optional[int] = None
+        self._pool: list = []
+        self._pool_lock = threading.Lock()
+        self._metadata = ((TOKEN_METADATA, self.token),)
+        keepalive_ms = max(1000, int(timeouts.dead_peer_seconds * 1000 / 2))
+        self._channel = grpc.insecure_channel(address, options=[
+            ("grpc.max_send_message_length", limits.grpc_message_bytes),
+            ("grpc.max_receive_message_length", limits.grpc_message_bytes),
+            ("grpc.keepalive_time_ms", keepalive_ms),
+            ("grpc.keepalive_timeout_ms", keepalive_ms),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.max_pings_without_data", 0),
+        ])
+        self._closed = False
+
+    # -- bulk path ------------------------------------------------------------------------------
+    def enable_bulk(self, port: int) -> None:
+        if self._use_bulk and port:
+            self._bulk_port = port
+
+    def _connect(self) -> socket.socket:
+        host, _ = split_address(self.address)
+        try:
+            sock = socket.create_connection((host, self._bulk_port), timeout=self.timeouts.connect_seconds)
+        except OSError as e:
+            raise rpc_errors.unavailable(self.task, self.address, f"cannot connect: {e}") from None
+        sock.settimeout(None)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        _keepalive(sock, self.timeouts.dead_peer_seconds)
+        return sock
+
+    def _bulk_call(self, method: str, request, parts: list, payload_bytes: int) -> tuple:
+        with self._pool_lock:
+            sock = self._pool.pop() if self._pool else None
+        if sock is None:
+            sock = self._connect()
+        header = service_pb2.CallHeader(method=f"{self.service}/{method}", message=request.SerializeToString(),
+                                        payload_bytes=payload_bytes, token=self.token)
+        try:
+            wire.send_frame(sock, header.SerializeToString(), parts, payload_bytes)
+            reply, payload = wire.recv_frame(sock, self.limits)
+            if reply is None:
+                raise ConnectionResetError("the task closed the connection")
+        except (OSError, wire.FrameError) as e:
+            sock.close()
+            raise rpc_errors.unavailable(self.task, self.address, f"{type(e).__name__}: {e}") from None
+        with self._pool_lock:
+            if self._closed:
+                sock.close()
+            else:
+                self._pool.append(sock)
+        return service_pb2.CallHeader.FromString(reply), payload
+
+    # -- calls -------------------------------------------------------------------------------------
+    def call(self, method: str, request, response_type, tensors=(), timeout: Optional[float] = None) -> tuple:
+        """-> (response message, [(name, ndarray)])."""
+        metas, parts, size = wire.pack(tensors)
+        if metas:
+            _attach(request, metas)
+        if self._bulk_port:
+            header, payload = self._bulk_call(method, request, parts, size)
+        elif _streams(self.service, method):
+            header, payload = self._stream_call(method, request, parts, size, timeout)
+        else:
+            return self._unary_call(method, request, response_type, timeout), []
+        if header.HasField("status") and header.status.code != errors.OK:
+            raise rpc_errors.error_from_status(header.status.code, header.status.message, self.task)
+        response = response_type.FromString(header.message)
+        return response, wire.unpack(_metas_of(response), payload, self.limits, f"{method} reply from {self.task}")
+
+    def _unary_call(self, method: str, request, response_type, timeout):
+        fn = self._channel.unary_unary(f"/tensorfleet.rpc.{self.service}/{method}",
+                                       request_serializer=lambda m: m.SerializeToString(),
+                                       response_deserializer=response_type.FromString)
+        try:
+            return fn(request, metadata=self._metadata, timeout=timeout)
+        except grpc.RpcError as e:
+            raise rpc_errors.error_from_rpc(e, self.task, self.address) from None
+
+    def _stream_call(self, method: str, request, parts, size, timeout) -> tuple:
+        fn = self._channel.stream_stream(f"/tensorfleet.rpc.{self.service}/{method}",
+                                         request_serializer=lambda m: m.SerializeToString(),
+                                         response_deserializer=service_pb2.Chunk.FromString)
+        header = service_pb2.CallHeader(message=request.SerializeToString(), payload_bytes=size)
+        try:
+            replies = fn(wire.chunks(header, parts, self.limits.chunk_bytes), metadata=self._metadata,
+                         timeout=timeout)
+            return wire.join_chunks(iter(replies), self.limits, f"{method} reply from {self.task}")
+        except grpc.RpcError as e:
+            raise rpc_errors.error_from_rpc(e, self.task, self.address) from None
+
+    def close(self) -> None:
+        with self._pool_lock:
+            self._closed = True
+            socks, self._pool = self._pool, []
+        for s in socks:
+            s.close()
+        self._channel.close()
+
+
+_STREAMING = {("WorkerService", "RunGraph"), ("MasterService", "RunStep")}
+
+
+def _streams(service: str, method: str) -> bool:
+    return (service, method) in _STREAMING
+
+
+def _attach(request, metas) -> None:
+    field = {"RunGraphRequest": "send", "RunStepRequest": "feed", "RunGraphResponse": "recv",
+             "RunStepResponse": "tensor"}[type(request).__name__]
+    getattr(request, field).extend(metas)
+
+
+def _metas_of(message) -> list:
+    name = type(message).__name__
+    field = {"RunGraphRequest": "send", "RunStepRequest": "feed", "RunGraphResponse": "recv",
+             "RunStepResponse": "tensor"}.get(name)
+    return list(getattr(message, field)) if field else []
+
+
+def _keepalive(sock: socket.socket, dead_peer_seconds: float) -> None:
+    """TCP keepalive so a silently vanished peer is noticed in about `dead_peer_seconds`."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    idle = max(1, int(dead_peer_seconds / 3))
+    for opt, value in (("TCP_KEEPIDLE", idle), ("TCP_KEEPINTVL", 1), ("TCP_KEEPCNT", 2)):
+        if hasattr(socket, opt):
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, opt), value)
+    if hasattr(socket, "TCP_USER_TIMEOUT"):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(dead_peer_seconds * 1000))

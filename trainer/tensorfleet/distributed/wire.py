@@ -1,0 +1,226 @@
+"""Tensor payloads and frames: how a call's tensors travel as raw bytes with dtype and shape.
+
+Used by both transports of `client`/`server`: a call is a `CallHeader` (the typed
+request or response, serialized) plus a payload, the tensors' raw little-endian
+bytes, each at a 64-byte-aligned offset described by a `TensorMeta`. Nothing is
+pickled: a receiver checks every dtype, shape, offset and size against the limits
+and the payload before it makes (zero-copy) numpy views of the received buffer.
+
+- gRPC: `chunks()` / `join_chunks()` split the payload into `Chunk` messages of at
+  most `chunk_bytes` (default 1 MiB, the sweet spot measured on these machines), so
+  a tensor of any size (1 GiB included) streams under a bounded message size.
+- bulk (raw TCP / Unix socket): one frame = 16-byte prefix (magic, header length,
+  payload length) + header + payload, written with `sendmsg` from the arrays'
+  own memory and read with `recv_into` into one preallocated buffer.
+
+Limits (`Limits`, configurable per server and client, defaults documented there):
+the header size, the payload size of one call and the number of tensors.
+"""
+from __future__ import annotations
+
+import math
+import os
+import socket
+import struct
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from .. import errors
+from ..graph_def import dtype_to_enum, enum_to_dtype, proto_to_shape, shape_to_proto
+from .protos import service_pb2
+
+ALIGN = 64
+MAGIC = b"TFB1"
+PREFIX = struct.Struct("<4sIQ")  # magic, header bytes, payload bytes
+
+
+def _env_int(name: str, default: int) -> int:
+    text = os.environ.get(name, "")
+    return int(text) if text.strip().isdigit() else default
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what one call may carry. Defaults (env overrides):
+
+    - header_bytes: 256 MiB (TENSORFLEET_MAX_HEADER_BYTES): a typed request, e.g. a GraphDef
+      with its constants; also gRPC's max message size (plus one chunk).
+    - payload_bytes: 4 GiB (TENSORFLEET_MAX_PAYLOAD_BYTES): all tensors of one call.
+    - chunk_bytes: 1 MiB (TENSORFLEET_CHUNK_BYTES): gRPC data chunk size.
+    - tensors: 65536 tensors per call.
+    """
+
+    header_bytes: int = _env_int("TENSORFLEET_MAX_HEADER_BYTES", 256 << 20)
+    payload_bytes: int = _env_int("TENSORFLEET_MAX_PAYLOAD_BYTES", 4 << 30)
+    chunk_bytes: int = _env_int("TENSORFLEET_CHUNK_BYTES", 1 << 20)
+    tensors: int = 65536
+
+    @property
+    def grpc_message_bytes(self) -> int:
+        return self.header_bytes + self.chunk_bytes + 4096
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def _aligned(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+_PAD = bytes(ALIGN)
+
+
+def pack(named: Iterable[tuple]) -> tuple[list, list, int]:
+    """[(name, array)] -> (TensorMetas, buffers to send in order, payload bytes)."""
+    metas, parts, offset = [], [], 0
+    for name, value in named:
+        arr = np.asarray(value)
+        if arr.dtype.kind in "OSU":
+            raise errors.UnimplementedError(None, None, f"tensor '{name}': string tensors cannot cross tasks yet")
+        if arr.dtype.byteorder == ">":
+            arr = arr.astype(arr.dtype.newbyteorder("<"))
+        if not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)
+        meta = service_pb2.TensorMeta(name=name, dtype=dtype_to_enum(arr.dtype), offset=offset, nbytes=arr.nbytes)
+        meta.shape.CopyFrom(shape_to_proto(arr.shape))
+        metas.append(meta)
+        if arr.nbytes:
+            parts.append(memoryview(arr.reshape(-1).view(np.uint8)))
+        end = offset + arr.nbytes
+        offset = _aligned(end)
+        if offset > end:
+            parts.append(_PAD[: offset - end])
+    return metas, parts, offset
+
+
+def unpack(metas: Sequence, payload, limits: Limits = DEFAULT_LIMITS, what: str = "call") -> list:
+    """TensorMetas + received payload (bytes-like or uint8 array) -> [(name, read-only ndarray view)]."""
+    if len(metas) > limits.tensors:
+        raise errors.InvalidArgumentError(None, None, f"{what}: {len(metas)} tensors exceed the limit "
+                                                      f"{limits.tensors}")
+    buf = payload if isinstance(payload, np.ndarray) else np.frombuffer(payload, np.uint8)
+    size = buf.size
+    out = []
+    for meta in metas:
+        where = f"{what}: tensor '{meta.name}'"
+        dt = enum_to_dtype(meta.dtype, where).np_dtype
+        shape = proto_to_shape(meta.shape, where)
+        if not shape.is_fully_defined():
+            raise errors.InvalidArgumentError(None, None, f"{where}: shape must be fully defined")
+        dims = tuple(shape.as_tuple())
+        count = math.prod(dims)
+        if meta.nbytes != count * dt.itemsize or meta.offset < 0 or meta.offset % ALIGN \
+                or meta.offset + meta.nbytes > size:
+            raise errors.InvalidArgumentError(
+                None, None, f"{where}: {meta.nbytes} bytes at offset {meta.offset} do not fit a {dt.name}{list(dims)} "
+                            f"in a payload of {size} bytes")
+        arr = buf[meta.offset: meta.offset + meta.nbytes].view(dt.newbyteorder("<")).reshape(dims)
+        if arr.dtype != dt:
+            arr = arr.astype(dt)
+        arr.flags.writeable = False
+        out.append((meta.name, arr))
+    return out
+
+
+# -- gRPC chunking -----------------------------------------------------------------------------
+def chunks(header: service_pb2.CallHeader, parts: list, chunk_bytes: int) -> Iterator:
+    """Header chunk, then the payload in data chunks of at most `chunk_bytes`."""
+    yield service_pb2.Chunk(header=header)
+    pending: list = []
+    pending_bytes = 0
+    for part in parts:
+        mv = memoryview(part).cast("B")
+        while len(mv):
+            take = min(len(mv), chunk_bytes - pending_bytes)
+            pending.append(mv[:take])
+            pending_bytes += take
+            mv = mv[take:]
+            if pending_bytes == chunk_bytes:
+                yield service_pb2.Chunk(data=b"".join(pending))
+                pending, pending_bytes = [], 0
+    if pending:
+        yield service_pb2.Chunk(data=b"".join(pending))
+
+
+def join_chunks(stream: Iterator, limits: Limits, what: str) -> tuple:
+    """Chunk stream -> (CallHeader, payload uint8 array); sizes are checked before anything is allocated."""
+    first = next(stream, None)
+    if first is None or not first.HasField("header"):
+        raise errors.InvalidArgumentError(None, None, f"{what}: the first chunk must carry the call header")
+    header = first.header
+    total = header.payload_bytes
+    if total < 0 or total > limits.payload_bytes:
+        raise errors.ResourceExhaustedError(None, None, f"{what}: payload of {total} bytes exceeds the limit "
+                                                        f"{limits.payload_bytes}")
+    payload = np.empty(total, np.uint8)
+    got = 0
+    for chunk in stream:
+        n = len(chunk.data)
+        if chunk.HasField("header") or got + n > total:
+            raise errors.InvalidArgumentError(None, None, f"{what}: more payload than the header announced "
+                                                          f"({total} bytes)")
+        payload[got: got + n] = np.frombuffer(chunk.data, np.uint8)
+        got += n
+    if got != total:
+        raise errors.InvalidArgumentError(None, None, f"{what}: truncated payload ({got} of {total} bytes)")
+    return header, payload
+
+
+# -- bulk frames ---------------------------------------------------------------------------------
+class FrameError(Exception):
+    """A bulk frame that cannot be read: the connection is closed after reporting `code`."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def send_frame(sock: socket.socket, header: bytes, parts: list, payload_bytes: int) -> None:
+    buffers = [PREFIX.pack(MAGIC, len(header), payload_bytes), header] + parts
+    total = sum(len(b) if not isinstance(b, memoryview) else b.nbytes for b in buffers)
+    sent = sock.sendmsg(buffers[:512]) if len(buffers) <= 512 else 0
+    if sent == total:
+        return
+    skip = sent  # rare: a partial sendmsg (large payloads) or many buffers: finish with sendall
+    for b in buffers:
+        mv = memoryview(b).cast("B")
+        if skip >= len(mv):
+            skip -= len(mv)
+            continue
+        sock.sendall(mv[skip:])
+        skip = 0
+
+
+def _recv_exact(sock: socket.socket, view: memoryview) -> None:
+    while len(view):
+        n = sock.recv_into(view)
+        if n == 0:
+            raise ConnectionResetError("connection closed mid-frame")
+        view = view[n:]
+
+
+def recv_frame(sock: socket.socket, limits: Limits) -> tuple:
+    """One frame -> (header bytes, payload uint8 array). EOF before a frame -> (None, None)."""
+    prefix = bytearray(PREFIX.size)
+    view = memoryview(prefix)
+    n = sock.recv_into(view)
+    if n == 0:
+        return None, None
+    _recv_exact(sock, view[n:])
+    magic, header_len, payload_len = PREFIX.unpack(prefix)
+    if magic != MAGIC:
+        raise FrameError(errors.INVALID_ARGUMENT, "not a Tensorfleet bulk frame (bad magic)")
+    if header_len > limits.header_bytes:
+        raise FrameError(errors.RESOURCE_EXHAUSTED, f"header of {header_len} bytes exceeds the limit "
+                                                    f"{limits.header_bytes}")
+    if payload_len > limits.payload_bytes:
+        raise FrameError(errors.RESOURCE_EXHAUSTED, f"payload of {payload_len} bytes exceeds the limit "
+                                                    f"{limits.payload_bytes}")
+    header = bytearray(header_len)
+    _recv_exact(sock, memoryview(header))
+    payload = np.empty(payload_len, np.uint8)
+    if payload_len:
+        _recv_exact(sock, memoryview(payload))
+    return bytes(header), payload
