@@ -14,6 +14,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 def main():
     cluster, job, task = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     import tensorfleet as tf
+    import dist_test_ops  # noqa: F401  (test-only ops, on PYTHONPATH from conftest)
 
     server = tf.train.Server(tf.train.ClusterSpec(cluster), job_name=job, task_index=task)
 

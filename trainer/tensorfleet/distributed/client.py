@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import grpc
@@ -49,9 +49,9 @@ class Timeouts:
       task of its cluster to come up (TF waits forever; pods start in any order).
     """
 
-    dead_peer_seconds: float = _env_float("TENSORFLEET_DEAD_PEER_SECONDS", 5.0)
-    connect_seconds: float = _env_float("TENSORFLEET_CONNECT_SECONDS", 5.0)
-    startup_seconds: float = _env_float("TENSORFLEET_STARTUP_SECONDS", 120.0)
+    dead_peer_seconds: float = field(default_factory=lambda: _env_float("TENSORFLEET_DEAD_PEER_SECONDS", 5.0))
+    connect_seconds: float = field(default_factory=lambda: _env_float("TENSORFLEET_CONNECT_SECONDS", 5.0))
+    startup_seconds: float = field(default_factory=lambda: _env_float("TENSORFLEET_STARTUP_SECONDS", 120.0))
 
 
 def job_token() -> str:
@@ -69,7 +69,9 @@ class RpcClient:
     """Calls one service of one task."""
 
     def __init__(self, address: str, service: str, task: str, token: Optional[str] = None,
-                 limits: wire.Limits = wire.DEFAULT_LIMITS, timeouts: Timeouts = Timeouts(), use_bulk: bool = True):
+                 limits: Optional[wire.Limits] = None, timeouts: Optional[Timeouts] = None, use_bulk: bool = True):
+        limits = limits or wire.Limits()
+        timeouts = timeouts or Timeouts()
         self.address, self.service, self.task = address, service, task
         self.token = job_token() if token is None else token
         self.limits, self.timeouts = limits, timeouts

@@ -118,12 +118,17 @@ def _task_name(job: str, index: int) -> str:
 class Master:
     """The master half of a server: its sessions and the handles to every task's worker service."""
 
-    def __init__(self, server, timeouts: Timeouts = Timeouts()):
+    def __init__(self, server, timeouts: Optional[Timeouts] = None):
         self._server = server
-        self.timeouts = timeouts
+        self._timeouts = timeouts
         self._workers: dict = {}
         self._sessions: dict = {}
         self._lock = threading.Lock()
+
+    @property
+    def timeouts(self) -> Timeouts:
+        """Explicit ones, else read from the environment now (a test or script may set it late)."""
+        return self._timeouts or Timeouts()
 
     @property
     def job(self) -> str:

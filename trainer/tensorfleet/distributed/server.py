@@ -133,7 +133,7 @@ class Server:
     """`tf.train.Server(server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None, start=True)`."""
 
     def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None,
-                 start=True, limits: wire.Limits = wire.DEFAULT_LIMITS):
+                 start=True, limits: Optional[wire.Limits] = None):
         cluster, job_name, task_index, protocol = _server_def_parts(server_or_cluster_def, job_name, task_index,
                                                                     protocol)
         if protocol != "grpc":
@@ -143,7 +143,7 @@ class Server:
         self._cluster = cluster
         self._job, self._task = job_name, task_index
         self._config = config
-        self._limits = limits
+        self._limits = limits or wire.Limits()
         self._token = job_token()
         address = cluster.task_address(job_name, task_index)
         self._host, self._port = split_address(address)

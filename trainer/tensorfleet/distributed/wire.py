@@ -22,7 +22,7 @@ import math
 import os
 import socket
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -52,9 +52,9 @@ class Limits:
     - tensors: 65536 tensors per call.
     """
 
-    header_bytes: int = _env_int("TENSORFLEET_MAX_HEADER_BYTES", 256 << 20)
-    payload_bytes: int = _env_int("TENSORFLEET_MAX_PAYLOAD_BYTES", 4 << 30)
-    chunk_bytes: int = _env_int("TENSORFLEET_CHUNK_BYTES", 1 << 20)
+    header_bytes: int = field(default_factory=lambda: _env_int("TENSORFLEET_MAX_HEADER_BYTES", 256 << 20))
+    payload_bytes: int = field(default_factory=lambda: _env_int("TENSORFLEET_MAX_PAYLOAD_BYTES", 4 << 30))
+    chunk_bytes: int = field(default_factory=lambda: _env_int("TENSORFLEET_CHUNK_BYTES", 1 << 20))
     tensors: int = 65536
 
     @property
