@@ -89,10 +89,11 @@ def partition(fetches, feeds, targets, placement: dict) -> StepPlan:
     """Splits the step into staged sub-partitions; `placement` maps every needed op to a Device."""
     fed = set(feeds)
     ops = prune(fetches, feeds, targets)
+    placement = _relocate_noops(ops, dict(placement))
     task = {op: task_of(placement[op]) for op in ops}
     in_step = set(ops)
     exported = _exported(ops, task, fed, fetches)
-    stage = _stages(ops, task, fed, exported, in_step)
+    stage = _stages(ops, task, fed, exported, in_step, fetches)
     groups: dict = {}
     for op in ops:
         if op.type in _REF_TYPES and op not in exported:
@@ -113,6 +114,17 @@ def partition(fetches, feeds, targets, placement: dict) -> StepPlan:
     return StepPlan(stages, [t.name for t in fetches], [t.name for t in feeds])
 
 
+def _relocate_noops(ops, placement: dict) -> dict:
+    """A NoOp that only waits for ops of one other task runs on that task (no effect but ordering):
+    an optimizer's `update` group on the worker would otherwise cost the ps one more round trip."""
+    for op in ops:
+        if op.type == "NoOp" and not op.inputs and op.control_inputs:
+            devices = {placement[c] for c in op.control_inputs if c in placement}
+            if len({task_of(d) for d in devices}) == 1:
+                placement[op] = next(iter(devices))
+    return placement
+
+
 def _exported(ops, task, fed, fetches) -> set:
     """Ops with an output or control edge to another task, or fetched by the client."""
     out = {t.op for t in fetches if t not in fed}
@@ -126,7 +138,7 @@ def _exported(ops, task, fed, fetches) -> set:
     return out
 
 
-def _stages(ops, task, fed, exported, in_step) -> dict:
+def _stages(ops, task, fed, exported, in_step, fetch_tensors=()) -> dict:
     stage: dict = {}
     for op in ops:  # creation order is topological
         s = 0
@@ -149,11 +161,14 @@ def _stages(ops, task, fed, exported, in_step) -> dict:
         for c in op.control_inputs:
             if c in consumers:
                 consumers[c].append(op)
-    for op in reversed(ops):  # as late as the (same-task) consumers allow
+    for op in reversed(ops):  # as late as the consumers allow (a value for another task: one stage earlier)
         users = consumers[op]
-        if op in exported or not users or op.type in _REF_TYPES:
+        if not users or (op.type in _REF_TYPES and op not in exported):
             continue
-        stage[op] = max(stage[op], min(stage[u] for u in users))
+        latest = min(stage[u] - (task[u] != task[op]) for u in users)
+        if op in exported and any(t.op is op for t in fetch_tensors):
+            continue  # a client fetch: leave it where it is
+        stage[op] = max(stage[op], latest)
     return stage
 
 
