@@ -77,8 +77,9 @@ class RpcClient:
         self.limits, self.timeouts = limits, timeouts
         self._use_bulk = use_bulk and os.environ.get("TENSORFLEET_BULK", "1") != "0"
         self._bulk_port: Optional[int] = None
-        self._pool: list = []
+        self._pool: list = []  # idle (socket, FrameReader)
         self._pool_lock = threading.Lock()
+        self._buffers = wire.BufferPool()
         self._metadata = ((TOKEN_METADATA, self.token),)
         keepalive_ms = max(1000, int(timeouts.dead_peer_seconds * 1000 / 2))
         self._channel = grpc.insecure_channel(address, options=[
@@ -96,7 +97,7 @@ class RpcClient:
         if self._use_bulk and port:
             self._bulk_port = port
 
-    def _connect(self) -> socket.socket:
+    def _connect(self) -> tuple:
         host, _ = split_address(self.address)
         try:
             sock = socket.create_connection((host, self._bulk_port), timeout=self.timeouts.connect_seconds)
@@ -105,18 +106,19 @@ class RpcClient:
         sock.settimeout(None)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         _keepalive(sock, self.timeouts.dead_peer_seconds)
-        return sock
+        return sock, wire.FrameReader(sock, self.limits, self._buffers)
 
     def _bulk_call(self, method: str, request, parts: list, payload_bytes: int) -> tuple:
         with self._pool_lock:
-            sock = self._pool.pop() if self._pool else None
-        if sock is None:
-            sock = self._connect()
+            conn = self._pool.pop() if self._pool else None
+        if conn is None:
+            conn = self._connect()
+        sock, reader = conn
         header = service_pb2.CallHeader(method=f"{self.service}/{method}", message=request.SerializeToString(),
                                         payload_bytes=payload_bytes, token=self.token)
         try:
             wire.send_frame(sock, header.SerializeToString(), parts, payload_bytes)
-            reply, payload = wire.recv_frame(sock, self.limits)
+            reply, payload = reader.read()
             if reply is None:
                 raise ConnectionResetError("the task closed the connection")
         except (OSError, wire.FrameError) as e:
@@ -126,7 +128,7 @@ class RpcClient:
             if self._closed:
                 sock.close()
             else:
-                self._pool.append(sock)
+                self._pool.append(conn)
         return service_pb2.CallHeader.FromString(reply), payload
 
     # -- calls -------------------------------------------------------------------------------------
@@ -171,7 +173,7 @@ class RpcClient:
         with self._pool_lock:
             self._closed = True
             socks, self._pool = self._pool, []
-        for s in socks:
+        for s, _ in socks:
             s.close()
         self._channel.close()
 

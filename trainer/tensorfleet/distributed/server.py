@@ -291,10 +291,11 @@ class Server:
         return not self._token or hmac.compare_digest(given.encode(), self._token.encode())
 
     def _serve_bulk(self, conn: socket.socket) -> None:
+        reader = wire.FrameReader(conn, self._limits)
         try:
             while not self._stopped.is_set():
                 try:
-                    raw, payload = wire.recv_frame(conn, self._limits)
+                    raw, payload = reader.read()
                 except wire.FrameError as e:
                     _send_status(conn, e.code, str(e))
                     return

@@ -22,6 +22,8 @@ import math
 import os
 import socket
 import struct
+import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
@@ -201,26 +203,103 @@ def _recv_exact(sock: socket.socket, view: memoryview) -> None:
         view = view[n:]
 
 
+class BufferPool:
+    """Reuses large receive buffers once nothing refers to them any more.
+
+    A received tensor is a view of its call's payload buffer and may be kept by the
+    caller (a fetched value, a fed placeholder), so a buffer is reused only when the
+    pool holds the last reference (the refcount check). Fresh 64 MiB buffers cost
+    ~16k page faults each, about as much as the transfer itself.
+    """
+
+    MIN_BYTES = 1 << 20
+
+    def __init__(self, keep: int = 4):
+        self._free: list = []
+        self._keep = keep
+        self._lock = threading.Lock()
+
+    def get(self, nbytes: int) -> np.ndarray:
+        if nbytes < self.MIN_BYTES:
+            return np.empty(nbytes, np.uint8)
+        with self._lock:
+            for i in range(len(self._free)):  # (not enumerate: its reused tuple would hold a reference)
+                buf = self._free[i]
+                # refs: the list, getrefcount's argument, `buf`
+                if buf.size >= nbytes and sys.getrefcount(buf) <= 3:
+                    del self._free[i]
+                    self._free.append(buf)
+                    return buf[:nbytes]
+            buf = np.empty(nbytes, np.uint8)
+            self._free.append(buf)
+            if len(self._free) > self._keep:
+                self._free.pop(0)
+            return buf[:nbytes]
+
+
+class FrameReader:
+    """Reads frames from one socket: small frames with one recv, large payloads into pooled buffers."""
+
+    def __init__(self, sock: socket.socket, limits: Limits, pool: BufferPool = None):
+        self.sock, self.limits = sock, limits
+        self.pool = pool or BufferPool()
+        self._buf = bytearray(1 << 16)
+        self._start = self._end = 0
+
+    def _fill(self, need: int) -> None:
+        """Ensures `need` buffered bytes from _start (need <= buffer size)."""
+        if self._end - self._start >= need:
+            return
+        if self._start:
+            rest = self._end - self._start
+            self._buf[:rest] = self._buf[self._start:self._end]
+            self._start, self._end = 0, rest
+        view = memoryview(self._buf)
+        while self._end - self._start < need:
+            n = self.sock.recv_into(view[self._end:])
+            if n == 0:
+                if self._end == self._start == 0:
+                    raise EOFError
+                raise ConnectionResetError("connection closed mid-frame")
+            self._end += n
+
+    def _take_into(self, target: memoryview) -> None:
+        have = min(self._end - self._start, len(target))
+        target[:have] = self._buf[self._start:self._start + have]
+        self._start += have
+        if have < len(target):
+            _recv_exact(self.sock, target[have:])
+
+    def read(self) -> tuple:
+        """One frame -> (header bytes, payload uint8 array). EOF before a frame -> (None, None)."""
+        try:
+            self._fill(PREFIX.size)
+        except EOFError:
+            return None, None
+        magic, header_len, payload_len = PREFIX.unpack_from(self._buf, self._start)
+        if magic != MAGIC:
+            raise FrameError(errors.INVALID_ARGUMENT, "not a Tensorfleet bulk frame (bad magic)")
+        if header_len > self.limits.header_bytes:
+            raise FrameError(errors.RESOURCE_EXHAUSTED, f"header of {header_len} bytes exceeds the limit "
+                                                        f"{self.limits.header_bytes}")
+        if payload_len > self.limits.payload_bytes:
+            raise FrameError(errors.RESOURCE_EXHAUSTED, f"payload of {payload_len} bytes exceeds the limit "
+                                                        f"{self.limits.payload_bytes}")
+        self._start += PREFIX.size
+        if header_len <= len(self._buf):
+            self._fill(header_len)
+            header = bytes(self._buf[self._start:self._start + header_len])
+            self._start += header_len
+        else:
+            big = bytearray(header_len)
+            self._take_into(memoryview(big))
+            header = bytes(big)
+        payload = self.pool.get(payload_len)
+        if payload_len:
+            self._take_into(memoryview(payload))
+        return header, payload
+
+
 def recv_frame(sock: socket.socket, limits: Limits) -> tuple:
-    """One frame -> (header bytes, payload uint8 array). EOF before a frame -> (None, None)."""
-    prefix = bytearray(PREFIX.size)
-    view = memoryview(prefix)
-    n = sock.recv_into(view)
-    if n == 0:
-        return None, None
-    _recv_exact(sock, view[n:])
-    magic, header_len, payload_len = PREFIX.unpack(prefix)
-    if magic != MAGIC:
-        raise FrameError(errors.INVALID_ARGUMENT, "not a Tensorfleet bulk frame (bad magic)")
-    if header_len > limits.header_bytes:
-        raise FrameError(errors.RESOURCE_EXHAUSTED, f"header of {header_len} bytes exceeds the limit "
-                                                    f"{limits.header_bytes}")
-    if payload_len > limits.payload_bytes:
-        raise FrameError(errors.RESOURCE_EXHAUSTED, f"payload of {payload_len} bytes exceeds the limit "
-                                                    f"{limits.payload_bytes}")
-    header = bytearray(header_len)
-    _recv_exact(sock, memoryview(header))
-    payload = np.empty(payload_len, np.uint8)
-    if payload_len:
-        _recv_exact(sock, memoryview(payload))
-    return bytes(header), payload
+    """One frame from an unbuffered socket (tests and one-off reads)."""
+    return FrameReader(sock, limits).read()

@@ -27,7 +27,14 @@ from ..devices import local_devices
 from ..graph import Graph
 from ..graph_def import import_graph_def
 from ..kernels import ResourceStore
+from ..kernels.backend import to_host
 from .rendezvous import Rendezvous
+
+
+def _convert_feed(t, value):
+    from ..session import _convert_feed as convert
+
+    return convert(t, value)
 
 
 class _Partition:
@@ -47,6 +54,7 @@ class _Partition:
             self.targets = [g.get_operation_by_name(n) for n in targets]
         except (KeyError, ValueError) as e:
             raise errors.InvalidArgumentError(None, None, f"RegisterGraph: {e}") from None
+        self._fetch_key, self._feed_key, self._target_key = tuple(self.fetches), tuple(self.feeds), tuple(self.targets)
         config = ConfigProto(allow_soft_placement=soft, log_device_placement=log)
         self.session = Session(graph=self.graph, config=config)
         self.session._resources = store  # variables live in the worker service, shared by all partitions
@@ -59,10 +67,13 @@ class _Partition:
                 feed_dict[t] = feed_values[name]
             except KeyError:
                 raise errors.InvalidArgumentError(None, None, f"RunGraph: no value for feed '{name}'") from None
-        fetches = self.fetches + self.targets
-        if not fetches:
+        if not self.fetches and not self.targets:
             return []
-        return self.session.run(fetches, feed_dict)[: len(self.fetches)]
+        # the session's plan, run directly: fetched values are sent as they are (read-only arrays,
+        # variables included), without the copies Session.run makes for its callers
+        plan = self.session._plan(self._fetch_key, self._feed_key, self._target_key)
+        values = [_convert_feed(t, feed_dict[t]) for t in self._feed_key]  # dtype and shape checked
+        return [to_host(v) for v in plan.run(values)]
 
 
 class WorkerService:
