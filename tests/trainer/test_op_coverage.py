@@ -37,6 +37,7 @@ FD_GRADIENT_TESTED = {
     "BooleanMaskGrad": "test_gradients_more.py::test_boolean_mask_grad_gradient",
     "BroadcastLike": "test_reduction_ops.py::test_clip_by_norm_and_global_norm",
     "Cast": "test_gradients_more.py::test_cast_gradient_float64_to_float32_and_back",
+    "CheckNumerics": "test_numerics.py::test_check_numerics_gradient_by_finite_differences",
     "ConcatGrad": "test_gradients_more.py::test_concat_grad_gradient",
     "ConcatV2": "test_gradients_more.py::test_concat_grad_gradient",
     "Conv2D": "test_conv_ops.py::test_conv2d_gradients_finite_differences",

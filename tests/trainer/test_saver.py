@@ -279,7 +279,7 @@ def test_crash_before_index_rename_keeps_previous_checkpoint(tmp_path, monkeypat
         first = saver.save(sess, base, global_step=1)
         sess.run(tf.assign(w, [5.0, 6.0]))
         monkeypatch.setattr(saver_mod.os, "replace", crashing_replace)
-        with pytest.raises(OSError, match="simulated crash"):
+        with pytest.raises(tf.errors.UnknownError, match="model.ckpt-2: simulated crash"):
             saver.save(sess, base, global_step=2)
         monkeypatch.setattr(saver_mod.os, "replace", real_replace)
         assert tf.train.latest_checkpoint(str(tmp_path)) == first
@@ -304,7 +304,7 @@ def test_crash_while_writing_state_file_keeps_old_state(tmp_path, monkeypatch):
             return real_replace(src, dst)
 
         monkeypatch.setattr(saver_mod.os, "replace", crash_on_state)
-        with pytest.raises(OSError):
+        with pytest.raises(tf.errors.UnknownError, match="Failed to save checkpoint .*s-2: crash"):
             saver.save(sess, str(tmp_path / "s"), global_step=2)
     assert tf.train.latest_checkpoint(str(tmp_path)) == first
     assert not [f for f in os.listdir(tmp_path) if "tempstate" in f]

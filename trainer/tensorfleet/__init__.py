@@ -30,6 +30,7 @@ from .ops.scan_sort_ops import *  # noqa: F401,F403
 from .ops.index_ops import *  # noqa: F401,F403
 from .ops.scatter_ops import *  # noqa: F401,F403
 from .ops.check_ops import *  # noqa: F401,F403
+from .ops.numerics import *  # noqa: F401,F403  (tf.check_numerics, tf.verify_tensor_all_finite, ...)
 from .ops.nn_ops import sigmoid, tanh  # noqa: F401  (tf.sigmoid / tf.tanh; the rest of nn stays in tf.nn)
 from .op_registry import NotDifferentiable, RegisterGradient
 from .autodiff import gradients
@@ -44,6 +45,10 @@ from . import tf_logging as logging  # noqa: E402  (tf.logging)
 from . import gfile  # noqa: E402  (tf.gfile, local files only)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 from .distributed.namespace import distribute  # noqa: E402  (tf.distribute.Server, .cluster_resolver)
+from . import version  # noqa: E402,F401  (tf.version; the choice of version string: version.py)
+from .version import VERSION  # noqa: E402
+
+__version__ = VERSION
 
 newaxis = None
 AUTO_REUSE = _sys.modules[__name__].__dict__.get("AUTO_REUSE", "auto_reuse")

@@ -11,6 +11,7 @@ import sys
 import types
 
 from . import nn as _nn
+from .ops import numerics as _nu
 from .ops import array_ops as _a, check_ops as _c, math_ops as _m, random_ops as _r, scan_sort_ops as _s
 from .ops import nn_impl as _ni, nn_ops as _no
 from . import graph as _g
@@ -41,6 +42,7 @@ _RANDOM = {
 
 _DEBUGGING = {name: getattr(_c, name) for name in _c.__all__ if name.startswith("assert_")}
 _DEBUGGING.update({"Assert": _c.Assert, "is_finite": _m.is_finite, "is_inf": _m.is_inf, "is_nan": _m.is_nan})
+_DEBUGGING.update({"check_numerics": _nu.check_numerics, "assert_all_finite": _nu.verify_tensor_all_finite})
 
 _LINALG = {"matmul": _m.matmul, "tensordot": _a.tensordot, "einsum": _a.einsum, "eye": _a.eye, "diag": _a.diag,
            "diag_part": _a.diag_part, "trace": _a.trace, "transpose": _a.transpose}

@@ -23,7 +23,7 @@ from .config import ConfigProto, RunOptions
 from .config import DeviceStepStats, NodeExecStats
 from .devices import local_devices
 from .graph import Graph, Operation, Tensor, _default_session_stack, get_default_graph
-from .kernels import ResourceStore
+from .kernels import ResourceStore, fp_state
 from .kernels.backend import to_host
 from .executor import ExecutionPlan
 from .placement import Placer, log_placement
@@ -110,18 +110,30 @@ def _convert_feed(t: Tensor, value):
     try:
         raw = np.asarray(value)
         arr = raw.astype(npd, copy=False) if raw.dtype != npd else raw
+    except OverflowError:  # a Python int beyond int64/uint64
+        raise _unrepresentable(t, value, raw) from None
     except (TypeError, ValueError) as e:
         raise TypeError(f"Cannot feed value {value!r:.80} of type {type(value).__name__} for Tensor '{t.name}', "
                         f"which has dtype {t.dtype.name} and shape '{t.shape}': {e}") from None
     if npd.kind in "iub" and raw.dtype != npd and raw.size and not np.array_equal(raw, arr):
         # a fractional float, or an int that does not fit (numpy would truncate or wrap silently)
-        shown = f"{value!r:.80}" if raw.ndim == 0 else f"of dtype {raw.dtype} and shape {raw.shape}"
-        raise TypeError(f"Cannot feed value {shown} for Tensor '{t.name}', which has dtype {t.dtype.name} and "
-                        f"shape '{t.shape}': the values are not representable as {t.dtype.name}")
+        raise _unrepresentable(t, value, raw)
     if not _shape_fits(t.shape.as_tuple(), arr.shape):
         raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor '{t.name}', which has shape "
                          f"'{t.shape}'")
     return arr
+
+
+class FeedValueError(errors.InvalidArgumentError, TypeError):
+    """A fed value its tensor's dtype cannot represent: tf.errors.InvalidArgumentError naming the fed tensor
+    (and its op), and a TypeError as this check raised before."""
+
+
+def _unrepresentable(t: Tensor, value, raw) -> FeedValueError:
+    shown = f"{value!r:.80}" if raw.ndim == 0 else f"of dtype {raw.dtype} and shape {raw.shape}"
+    return FeedValueError(None, t.op, f"Cannot feed value {shown} for Tensor '{t.name}', which has dtype "
+                                      f"{t.dtype.name} and shape '{t.shape}': the values are not representable as "
+                                      f"{t.dtype.name}")
 
 
 #: scheme ("grpc") -> factory with create(target, graph, config) -> backend and reset(target, containers, config).
@@ -246,7 +258,11 @@ class BaseSession:
         if options is not None and run_metadata is not None and \
                 getattr(options, "trace_level", 0) >= RunOptions.SOFTWARE_TRACE:
             trace = []
-        results = plan.run(feed_values, trace)
+        fp_token = fp_state.enter()  # numpy's floating-point warnings off: TF's kernels make NaN/Inf silently
+        try:
+            results = plan.run(feed_values, trace)
+        finally:
+            fp_state.exit(fp_token)
         if trace is not None:
             _fill_step_stats(run_metadata, trace)
         if mapper is None:

@@ -27,6 +27,7 @@ from ..devices import local_devices
 from ..graph import Graph
 from ..graph_def import import_graph_def
 from ..kernels import ResourceStore
+from ..kernels import fp_state
 from ..kernels.backend import to_host
 from .rendezvous import Rendezvous
 
@@ -73,7 +74,11 @@ class _Partition:
         # variables included), without the copies Session.run makes for its callers
         plan = self.session._plan(self._fetch_key, self._feed_key, self._target_key)
         values = [_convert_feed(t, feed_dict[t]) for t in self._feed_key]  # dtype and shape checked
-        return [to_host(v) for v in plan.run(values)]
+        token = fp_state.enter()  # as Session.run: numpy's floating-point warnings off around the step
+        try:
+            return [to_host(v) for v in plan.run(values)]
+        finally:
+            fp_state.exit(token)
 
 
 class WorkerService:

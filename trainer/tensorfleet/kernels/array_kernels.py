@@ -63,7 +63,12 @@ def rank(ctx, x):
 @host_inputs(1)
 def fill(ctx, value, dims=None):
     static = ctx.attrs["shape"]
-    return ctx.xp.full(static if static is not None else _dims(dims), value, dtype=value.dtype)
+    if static is None:
+        static = _dims(dims)
+        if min(static, default=0) < 0:  # TF's TensorShapeUtils::MakeShape
+            raise errors.InvalidArgumentError(None, ctx.op, f"Dimension {min(static)} must be >= 0 (dims "
+                                                            f"{list(static)})\n\t [[node {ctx.op.name}]]")
+    return ctx.xp.full(static, value, dtype=value.dtype)
 
 
 @register_kernel("ZerosLike")

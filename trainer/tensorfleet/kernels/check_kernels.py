@@ -1,5 +1,5 @@
-"""Kernels for ops/check_ops.py: Assert (raises InvalidArgumentError) and Print (identity + stderr line). CPU only:
-they format host values."""
+"""Kernels for ops/check_ops.py: Assert (raises InvalidArgumentError) and Print (identity + stderr line), CPU only:
+they format host values; and for ops/numerics.py: CheckNumerics (CPU and GPU)."""
 from __future__ import annotations
 
 import sys
@@ -64,3 +64,15 @@ def print_(ctx, x, *data):
     line = ctx.attrs["message"] + _render(ctx.attrs["template"], data, ctx.attrs["summarize"], "")
     print(line, file=sys.stderr, flush=True)
     return x
+
+
+@register_kernel("CheckNumerics")
+def check_numerics(ctx, x):
+    """TF's CheckNumerics: x, or InvalidArgumentError "<message> : Tensor had NaN values" naming the node."""
+    xp = ctx.xp
+    if bool(xp.isfinite(x).all()):
+        return x
+    has_nan, has_inf = bool(xp.isnan(x).any()), bool(xp.isinf(x).any())
+    status = "Inf and NaN" if has_nan and has_inf else ("NaN" if has_nan else "Inf")
+    raise errors.InvalidArgumentError(None, ctx.op, f"{ctx.attrs['message']} : Tensor had {status} values\n\t "
+                                                    f"[[node {ctx.op.name}]]")

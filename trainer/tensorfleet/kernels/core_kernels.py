@@ -168,11 +168,21 @@ def add_n(ctx, *xs):
 
 @register_kernel("MatMul")
 def matmul(ctx, a, b):
-    if ctx.attrs["transpose_a"]:
-        a = a.T
-    if ctx.attrs["transpose_b"]:
-        b = b.T
-    return a @ b
+    if a.ndim != 2 or b.ndim != 2:  # possible when a placeholder of unknown rank is fed
+        which, bad = ("In[0]", a) if a.ndim != 2 else ("In[1]", b)
+        raise errors.InvalidArgumentError(None, ctx.op, f"{which} is not a matrix. Instead it has shape "
+                                                        f"{_shape_text(bad.shape)}\n\t [[node {ctx.op.name}]]")
+    ta, tb = a.T if ctx.attrs["transpose_a"] else a, b.T if ctx.attrs["transpose_b"] else b
+    try:
+        return ta @ tb
+    except ValueError:  # TF's message; the shapes as given, before any transpose
+        raise errors.InvalidArgumentError(
+            None, ctx.op, f"Matrix size-incompatible: In[0]: {_shape_text(a.shape)}, In[1]: {_shape_text(b.shape)}"
+                          f"\n\t [[node {ctx.op.name}]]") from None
+
+
+def _shape_text(shape) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"
 
 
 @register_kernel("Sum")

@@ -34,7 +34,7 @@ def broadcast(xp, value, shape):
 
 def _check_int_divisor(ctx, y):
     if not ctx.xp.all(y):
-        raise errors.InvalidArgumentError(None, ctx.op, "Integer division by zero")
+        raise errors.InvalidArgumentError(None, ctx.op, f"Integer division by zero\n\t [[node {ctx.op.name}]]")
 
 
 # -- binary -------------------------------------------------------------------

@@ -340,7 +340,7 @@ def _fill_shape(op):
     static = op.get_attr("shape")
     if static is not None:
         if _builtins.any(d < 0 for d in static):
-            raise ValueError(f"Fill dims must be non-negative, got {list(static)}")
+            raise ValueError(f"Fill dimensions must be >= 0, got dims {list(static)}")
         return [(value.dtype, TensorShape(static))]
     return [(value.dtype, partial_shape_value(op.inputs[1]))]
 
@@ -366,7 +366,7 @@ def _filled(shape_, value, dtype, name, default_name):
     dtype = _dtypes.as_dtype(dtype)
     static, dynamic = shape_arg(shape_)
     with name_scope(name, default_name, []) as scope:
-        if dynamic is None and int(np.prod(static)) < 1000:  # TF1 folds small constant fills
+        if dynamic is None and int(np.prod(static)) < 1000 and min(static, default=0) >= 0:  # TF1 folds small fills
             return constant(np.full(static, value, dtype=dtype.np_dtype), name=scope)
         return make_tensor("Fill", [constant(value, dtype=dtype)] + ([] if dynamic is None else [dynamic]),
                            {"shape": static}, name=scope)

@@ -45,10 +45,11 @@ def is_tensor_like(value) -> bool:
     return isinstance(value, Tensor) or any(isinstance(value, base) for base, _ in _graph_mod._conversion_functions)
 
 
-def binary_inputs(x, y, op_name: str):
+def binary_inputs(x, y, op_name: str, arg_names=("x", "y")):
     """Converts both operands; a Python value takes the dtype of the tensor beside it.
 
-    Mismatched tensor dtypes raise TF's TypeError naming the op and both types.
+    Mismatched tensor dtypes raise TF's TypeError naming the op, its argument names (`arg_names`: the op
+    def's, e.g. MatMul's "a"/"b") and both types.
     """
     x = convert_to_tensor(x) if is_tensor_like(x) else x
     y = convert_to_tensor(y) if is_tensor_like(y) else y
@@ -60,8 +61,8 @@ def binary_inputs(x, y, op_name: str):
         x = convert_to_tensor(x)
         y = convert_to_tensor(y, dtype=x.dtype)
     if x.dtype is not y.dtype:
-        raise TypeError(f"Input 'y' of '{op_name}' Op has type {y.dtype.name} that does not match type "
-                        f"{x.dtype.name} of argument 'x'.")
+        raise TypeError(f"Input '{arg_names[1]}' of '{op_name}' Op has type {y.dtype.name} that does not match "
+                        f"type {x.dtype.name} of argument '{arg_names[0]}'.")
     return x, y
 
 

@@ -19,10 +19,12 @@ __all__ = ["add", "subtract", "multiply", "sub", "mul", "divide", "truediv", "di
 import builtins as _builtins
 from typing import Optional
 
+import numpy as np
+
 from .. import dtypes as _dtypes
 from ..graph import Tensor, name_scope
 from .common import (NotDifferentiable, TensorShape, binary_inputs, broadcast_binary, convert_to_tensor,
-                     make_tensor, register_gradient, register_op)
+                     is_tensor_like, make_tensor, register_gradient, register_op)
 
 
 # -- broadcasting helpers -----------------------------------------------------
@@ -419,8 +421,11 @@ register_op("MatMul", _matmul_shape, expensive=True)
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, name=None):
     """`tf.matmul`: MatMul for rank-2 tensors, BatchMatMulV2 (broadcast batch axes) when either has rank > 2
     (adjoint = transpose for real dtypes)."""
-    a, b = binary_inputs(a, b, "MatMul")
-    if any(t.shape.ndims is not None and t.shape.ndims > 2 for t in (a, b)):
+    ranks = [convert_to_tensor(t).shape.ndims if is_tensor_like(t) else np.ndim(t) for t in (a, b)]
+    batched = any(r is not None and r > 2 for r in ranks)
+    # TF's argument names: MatMul(a, b), BatchMatMulV2(x, y)
+    a, b = binary_inputs(a, b, "BatchMatMulV2") if batched else binary_inputs(a, b, "MatMul", ("a", "b"))
+    if batched:
         from .linalg_ops import batch_matmul
         return batch_matmul(a, b, adj_x=bool(transpose_a or adjoint_a), adj_y=bool(transpose_b or adjoint_b),
                             name=name)

@@ -16,6 +16,7 @@ from .moving_averages import ExponentialMovingAverage
 from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
 from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
+from .saver import get_checkpoint_mtimes, remove_checkpoint
 from .device_setter import GreedyLoadBalancingStrategy, byte_size_load_fn, replica_device_setter
 from ..distributed import ClusterDef, ClusterSpec, JobDef, Server, ServerDef
 from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
@@ -26,5 +27,6 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "CheckpointState", "get_or_create_global_step", "get_global_step", "create_global_step",
            "global_step", "assert_global_step", "ExponentialMovingAverage", "exponential_decay",
            "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay",
+           "remove_checkpoint", "get_checkpoint_mtimes",
            "replica_device_setter", "GreedyLoadBalancingStrategy", "byte_size_load_fn", "ClusterSpec", "ClusterDef",
            "JobDef", "Server", "ServerDef"]

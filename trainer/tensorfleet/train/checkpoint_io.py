@@ -11,9 +11,13 @@ A checkpoint with prefix P is two files:
                          where c = zlib.crc32 of the tensor's bytes and h = zlib.crc32 of the
                          UTF-8 JSON of the document without "header_crc32"
                          (json.dumps(..., sort_keys=True, separators=(",", ":"))).
-No pickle anywhere. Writes are atomic: both files are written to temporary names
-in the target directory and fsynced, then the data file is renamed into place and
-the index last — the index rename is the commit point. The `checkpoint` state
+No pickle anywhere. Writes are atomic, the index rename being the only commit point:
+the data goes to a temp file renamed to a name no index refers to (TF's name, or
+when the prefix's index already refers to that, TF's name + "." + 16 hex digits),
+the index to a temp file renamed over P.index last; the superseded data file is
+removed after. So at every instant P restores the old or the new checkpoint whole.
+Temp files are `<final name>.tempstate<digits>`, created 0666 less the umask;
+`remove_stale_files` removes those a killed save left. The `checkpoint` state
 file (TF's text format: `model_checkpoint_path: "..."` and
 `all_model_checkpoint_paths: "..."` lines) is also replaced via temp file + rename.
 Restore reads and verifies everything (index checksum, data size, every tensor's
@@ -22,9 +26,11 @@ variable: a failed restore leaves all variables untouched.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
-import tempfile
+import re
+import secrets
 import zlib
 
 import numpy as np
@@ -61,9 +67,19 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+def _create_new(final_name: str):
+    """Opens a new `final_name.tempstate<random>` file for writing (mode 0666 less the umask, as open(2))."""
+    while True:
+        tmp = f"{final_name}.tempstate{secrets.randbelow(10 ** 18)}"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+        except FileExistsError:
+            continue
+
+
 def write_temp(directory: str, final_name: str, chunks) -> str:
     """Writes `chunks` (bytes-likes) to a new temp file next to `final_name`, fsynced; returns its path."""
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(final_name) + ".tempstate", dir=directory or ".")
+    fd, tmp = _create_new(os.path.join(directory, os.path.basename(final_name)))
     try:
         with os.fdopen(fd, "wb") as f:
             for c in chunks:
@@ -74,6 +90,18 @@ def write_temp(directory: str, final_name: str, chunks) -> str:
         remove_quietly(tmp)
         raise
     return tmp
+
+
+def os_error(e: OSError, what: str) -> errors.OpError:
+    """TF's error class for a failed file operation on `what` (a checkpoint prefix or file)."""
+    detail = f"{e.strerror or e}" + (f" ({e.filename})" if e.filename else "")
+    if isinstance(e, PermissionError):
+        return errors.PermissionDeniedError(None, None, f"{what}: Permission denied: {detail}")
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return errors.ResourceExhaustedError(None, None, f"{what}: {detail}")
+    if isinstance(e, FileNotFoundError):
+        return errors.NotFoundError(None, None, f"{what}: {detail}")
+    return errors.UnknownError(None, None, f"{what}: {detail}")
 
 
 def remove_quietly(path: str) -> None:
@@ -89,9 +117,11 @@ def _header_crc(doc: dict) -> int:
 
 
 def write_checkpoint(prefix: str, tensors: dict) -> None:
-    """Writes `tensors` (key -> numpy array) as checkpoint `prefix`, atomically (index renamed last)."""
+    """Writes `tensors` (key -> numpy array) as checkpoint `prefix`, atomically: the data goes to a file no
+    index refers to yet, and renaming the index over `prefix.index` is the only commit point."""
     directory = os.path.dirname(prefix)
-    data_path, index_path = prefix + DATA_SUFFIX, prefix + INDEX_SUFFIX
+    data_name = _new_data_name(prefix)
+    data_path, index_path = os.path.join(directory, data_name), prefix + INDEX_SUFFIX
     entries, chunks, offset = {}, [], 0
     for key in sorted(tensors):
         arr = np.asarray(tensors[key])
@@ -107,11 +137,10 @@ def write_checkpoint(prefix: str, tensors: dict) -> None:
                         "crc32": zlib.crc32(raw)}
         chunks.append(raw)
         offset += len(raw)
-    doc = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "data_file": os.path.basename(data_path),
+    doc = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "data_file": data_name,
            "data_size": offset, "tensors": entries}
     doc["header_crc32"] = _header_crc(doc)
     index_bytes = (json.dumps(doc, sort_keys=True, indent=1) + "\n").encode("utf-8")
-    had_index = os.path.exists(index_path)
     tmp_data = write_temp(directory, data_path, chunks)
     try:
         tmp_index = write_temp(directory, index_path, [index_bytes])
@@ -119,7 +148,7 @@ def write_checkpoint(prefix: str, tensors: dict) -> None:
         remove_quietly(tmp_data)
         raise
     try:
-        os.replace(tmp_data, data_path)
+        os.replace(tmp_data, data_path)  # a name no index refers to yet: the old checkpoint stays whole
     except BaseException:
         remove_quietly(tmp_data)
         remove_quietly(tmp_index)
@@ -128,14 +157,98 @@ def write_checkpoint(prefix: str, tensors: dict) -> None:
         os.replace(tmp_index, index_path)  # the commit point
     except BaseException:
         remove_quietly(tmp_index)
-        if not had_index:  # nothing refers to the new data file: do not leave it behind
-            remove_quietly(data_path)
+        remove_quietly(data_path)  # nothing refers to the new data file
         raise
     fsync_dir(directory)
+    _remove_unreferenced_data(prefix, keep=data_name)  # the superseded data file
+
+
+# -- data file names and stale files ------------------------------------------
+_UNREADABLE = object()  # an index exists but is not ours / not readable: keep every file it might refer to
+_DATA_NAME = r"\.data-\d{5}-of-\d{5}(?:\.[0-9a-f]+)?"
+_TEMP_NAME = r"\.tempstate\d+"
+
+
+def _referenced_data_file(prefix: str):
+    """The data file name `prefix.index` refers to; None without an index; _UNREADABLE if unparseable."""
+    try:
+        with open(prefix + INDEX_SUFFIX, "rb") as f:
+            doc = json.loads(f.read().decode("utf-8"))
+        return doc.get("data_file") or os.path.basename(prefix + DATA_SUFFIX)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, AttributeError):
+        return _UNREADABLE
+
+
+def _new_data_name(prefix: str) -> str:
+    """TF's name when no index refers to it, else the same with a unique suffix (the old one stays whole)."""
+    canonical = os.path.basename(prefix + DATA_SUFFIX)
+    ref = _referenced_data_file(prefix)
+    if ref is None or (ref is not _UNREADABLE and ref != canonical):
+        return canonical
+    return f"{canonical}.{secrets.token_hex(8)}"
+
+
+def _remove_unreferenced_data(prefix: str, keep: str) -> None:
+    directory = os.path.dirname(prefix) or "."
+    pattern = re.compile(re.escape(os.path.basename(prefix)) + _DATA_NAME + f"(?:{_TEMP_NAME})?$")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if name != keep and pattern.match(name):
+            remove_quietly(os.path.join(directory, name))
+
+
+def remove_checkpoint_files(prefix: str, meta_graph_suffix: str = "meta") -> None:
+    """Deletes checkpoint `prefix`: its index first (from then on it no longer exists), then the data file the
+    index referred to (TF's name or a unique one) and the meta graph file, if any."""
+    ref = _referenced_data_file(prefix)
+    remove_quietly(prefix + INDEX_SUFFIX)
+    remove_quietly(prefix + DATA_SUFFIX)
+    if isinstance(ref, str) and os.path.basename(ref) == ref:
+        remove_quietly(os.path.join(os.path.dirname(prefix), ref))
+    remove_quietly(f"{prefix}.{meta_graph_suffix}")
+
+
+def remove_stale_files(save_path: str) -> None:
+    """Removes what killed saves of `save_path` or `save_path-<step>` left behind: temporaries, and data files
+    that no index refers to. Files of a checkpoint whose index is not ours (unreadable) are kept."""
+    directory = os.path.dirname(save_path) or "."
+    pattern = re.compile(re.escape(os.path.basename(save_path)) + r"(-\d+)?(\.index|" + _DATA_NAME + ")("
+                         + _TEMP_NAME + ")?$")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    refs: dict = {}
+    for name in names:
+        m = pattern.match(name)
+        if m is None or (m.group(2) == INDEX_SUFFIX and not m.group(3)):
+            continue
+        path = os.path.join(directory, name)
+        if m.group(3):
+            remove_quietly(path)  # a temporary: never part of a committed checkpoint
+            continue
+        prefix = os.path.join(directory, os.path.basename(save_path) + (m.group(1) or ""))
+        if prefix not in refs:
+            refs[prefix] = _referenced_data_file(prefix)
+        ref = refs[prefix]
+        if ref is None or (ref is not _UNREADABLE and ref != name):
+            remove_quietly(path)
 
 
 def _data_loss(msg: str):
     return errors.DataLossError(None, None, msg)
+
+
+def _check_data_file(data_file, index_path: str) -> None:
+    if data_file is not None and (not isinstance(data_file, str) or os.path.basename(data_file) != data_file
+                                  or data_file in ("", ".", "..") or "/" in data_file):
+        raise _data_loss(f"Checkpoint index {index_path} is corrupt: data_file {data_file!r} is not a file name "
+                         f"in the checkpoint's directory")
 
 
 def read_index(prefix: str) -> dict:
@@ -165,6 +278,7 @@ def read_index(prefix: str) -> dict:
     if doc.get("header_crc32") != _header_crc(doc):
         raise _data_loss(f"Checkpoint index {index_path} is corrupt: header checksum mismatch "
                          f"(stored {doc.get('header_crc32')!r}, computed {_header_crc(doc)})")
+    _check_data_file(doc.get("data_file"), index_path)
     tensors = doc.get("tensors")
     size = doc.get("data_size")
     if not isinstance(tensors, dict) or not isinstance(size, int) or size < 0:
@@ -184,19 +298,34 @@ def read_index(prefix: str) -> dict:
     return doc
 
 
+def _data_path(prefix: str, doc: dict) -> str:
+    """The data file of an index: its `data_file` next to the index; if the files were renamed to a new
+    prefix (mv old.* new.*), the same data suffix on this prefix."""
+    name = doc.get("data_file") or os.path.basename(prefix + DATA_SUFFIX)
+    path = os.path.join(os.path.dirname(prefix), name)
+    suffix = re.search(_DATA_NAME + "$", name)
+    if not os.path.exists(path) and suffix and os.path.exists(prefix + suffix.group(0)):
+        return prefix + suffix.group(0)
+    return path
+
+
 def read_checkpoint(prefix: str, keys=None) -> dict:
     """Reads and verifies tensors (all, or `keys`) of checkpoint `prefix`; returns key -> numpy array.
 
     Everything is checked before anything is returned: index checksum, data-file size, per-tensor crc32.
     """
-    doc = read_index(prefix)
-    data_path = os.path.join(os.path.dirname(prefix), doc.get("data_file") or os.path.basename(prefix + DATA_SUFFIX))
-    try:
-        with open(data_path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise errors.NotFoundError(None, None, f"Checkpoint data file {data_path} not found (the index "
-                                               f"{prefix + INDEX_SUFFIX} refers to it)") from None
+    for attempt in range(3):
+        doc = read_index(prefix)
+        data_path = _data_path(prefix, doc)
+        try:
+            with open(data_path, "rb") as f:
+                data = f.read()
+            break
+        except FileNotFoundError:
+            if attempt < 2 and read_index(prefix).get("data_file") != doc.get("data_file"):
+                continue  # a save committed meanwhile and removed the data file it superseded: read the new one
+            raise errors.NotFoundError(None, None, f"Checkpoint data file {data_path} not found (the index "
+                                                   f"{prefix + INDEX_SUFFIX} refers to it)") from None
     if len(data) != doc["data_size"]:
         what = "truncated" if len(data) < doc["data_size"] else "corrupt (too long)"
         raise _data_loss(f"Checkpoint data file {data_path} is {what}: expected {doc['data_size']} bytes, "

@@ -7,12 +7,14 @@ file is replaced atomically (temp file + fsync + rename); see docs/checkpoint-fo
 from __future__ import annotations
 
 import os
+import re
 
 from .. import errors
-from .checkpoint_io import INDEX_SUFFIX, fsync_dir, remove_quietly, write_temp
+from .. import tf_logging as logging
+from .checkpoint_io import INDEX_SUFFIX, fsync_dir, remove_checkpoint_files, remove_quietly, write_temp
 
 __all__ = ["latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState",
-           "update_checkpoint_state"]
+           "update_checkpoint_state", "remove_checkpoint", "get_checkpoint_mtimes"]
 
 
 class CheckpointState:
@@ -102,6 +104,12 @@ def _state_path(checkpoint_dir: str, latest_filename=None) -> str:
     return os.path.join(checkpoint_dir, latest_filename or "checkpoint")
 
 
+def _relpath(path: str, start: str) -> str:
+    """os.path.relpath, keeping a trailing separator (prefix "dir/" names the files "dir/.index", as TF)."""
+    rel = os.path.relpath(path, start or ".")
+    return rel + os.sep if path.endswith(os.sep) and not rel.endswith(os.sep) else rel
+
+
 def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoint_paths=None, latest_filename=None,
                             save_relative_paths=False) -> None:
     """Writes the `checkpoint` state file atomically (temp file + rename), TF's path rules included."""
@@ -109,15 +117,19 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
     if not paths or paths[-1] != model_checkpoint_path:
         paths.append(model_checkpoint_path)
     if save_relative_paths:
-        rel = lambda p: os.path.relpath(p, save_dir) if os.path.isabs(p) else p  # noqa: E731
+        rel = lambda p: _relpath(p, save_dir) if os.path.isabs(p) else p  # noqa: E731
         model_checkpoint_path, paths = rel(model_checkpoint_path), [rel(p) for p in paths]
     elif not os.path.isabs(save_dir):  # TF: relative paths are rewritten relative to save_dir
-        rel = lambda p: p if os.path.isabs(p) else os.path.relpath(p, save_dir)  # noqa: E731
+        rel = lambda p: p if os.path.isabs(p) else _relpath(p, save_dir)  # noqa: E731
         model_checkpoint_path, paths = rel(model_checkpoint_path), [rel(p) for p in paths]
     state = CheckpointState(model_checkpoint_path, paths)
     target = _state_path(save_dir, latest_filename)
     if os.path.isdir(target):
         raise errors.InvalidArgumentError(None, None, f"{target} is a directory, cannot write the checkpoint state")
+    stale = re.compile(re.escape(os.path.basename(target)) + r"\.tempstate\d+$")
+    for name in os.listdir(save_dir or "."):  # left by a killed save
+        if stale.match(name):
+            remove_quietly(os.path.join(save_dir, name))
     tmp = write_temp(save_dir, target, [_state_text(state).encode("utf-8")])
     try:
         os.replace(tmp, target)
@@ -133,9 +145,13 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
     try:
         with open(path, "r", encoding="utf-8") as f:
             state = _parse_state(f.read())
-    except (OSError, UnicodeDecodeError, ValueError):
+        if not state.model_checkpoint_path:
+            raise ValueError(f"Invalid checkpoint state loaded from {checkpoint_dir}")
+    except FileNotFoundError:
         return None
-    if not state.model_checkpoint_path:
+    except (OSError, UnicodeDecodeError, ValueError) as e:  # TF's two warnings, then no state
+        logging.warning("%s: %s", type(e).__name__, e)
+        logging.warning("%s: Checkpoint ignored", path)
         return None
     join = lambda p: p if os.path.isabs(p) else os.path.join(checkpoint_dir, p)  # noqa: E731
     state.model_checkpoint_path = join(state.model_checkpoint_path)
@@ -151,6 +167,24 @@ def checkpoint_exists(checkpoint_prefix) -> bool:
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
     """The prefix of the newest checkpoint recorded in `checkpoint_dir`'s state file, or None."""
     state = get_checkpoint_state(checkpoint_dir, latest_filename)
-    if state and state.model_checkpoint_path and checkpoint_exists(state.model_checkpoint_path):
-        return state.model_checkpoint_path
+    if state and state.model_checkpoint_path:
+        if checkpoint_exists(state.model_checkpoint_path):
+            return state.model_checkpoint_path
+        logging.error("Couldn't match files for checkpoint %s", state.model_checkpoint_path)
     return None
+
+
+def remove_checkpoint(checkpoint_prefix, checkpoint_format_version=None, meta_graph_suffix="meta") -> None:
+    """`tf.train.remove_checkpoint`: deletes the checkpoint's files (index first, so it stops existing first)."""
+    remove_checkpoint_files(str(checkpoint_prefix), meta_graph_suffix)
+
+
+def get_checkpoint_mtimes(checkpoint_prefixes) -> list:
+    """`tf.train.get_checkpoint_mtimes`: the index files' modification times of the checkpoints that exist."""
+    out = []
+    for prefix in checkpoint_prefixes:
+        try:
+            out.append(os.path.getmtime(str(prefix) + INDEX_SUFFIX))
+        except OSError:
+            continue
+    return out

@@ -12,25 +12,30 @@ leaves every variable untouched.
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import numpy as np
 
 from .. import dtypes as _dtypes
 from .. import errors
+from .. import tf_logging as logging
 from ..graph import GraphKeys, Operation, get_default_graph
 from ..ops import array_ops, control_flow_ops, state_ops
 from . import training_util
-from .checkpoint_io import (DATA_SUFFIX, INDEX_SUFFIX, CheckpointNotFoundError, read_checkpoint, read_index,
-                            remove_quietly, write_checkpoint)
-from .checkpoint_management import (CheckpointState, checkpoint_exists, get_checkpoint_state, latest_checkpoint,
-                                    update_checkpoint_state)
+from .checkpoint_io import (INDEX_SUFFIX, CheckpointNotFoundError, os_error, read_checkpoint, read_index,
+                            remove_checkpoint_files, remove_stale_files, write_checkpoint)
+from .checkpoint_management import (CheckpointState, checkpoint_exists, get_checkpoint_mtimes, get_checkpoint_state,
+                                    latest_checkpoint, remove_checkpoint, update_checkpoint_state)
 
 __all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "CheckpointState",
-           "update_checkpoint_state"]
+           "update_checkpoint_state", "remove_checkpoint", "get_checkpoint_mtimes"]
 
 
 # -- Saver --------------------------------------------------------------------
+_CHECKPOINT_FILE = re.compile(r"(.*)(\.index|\.data-\d{5}-of-\d{5}(\.[0-9a-f]+)?|\.meta)$")
+
+
 def _saveable_name(v) -> str:
     return v.op.name
 
@@ -146,11 +151,18 @@ class Saver:
             if t is not None and t > self._next_checkpoint_time:
                 self._next_checkpoint_time += self._keep_every_n_hours * 3600
                 continue
-            # index first: once it is gone the checkpoint no longer exists
-            for suffix in (INDEX_SUFFIX, DATA_SUFFIX, ".meta"):
-                remove_quietly(prefix + suffix)
+            remove_checkpoint_files(prefix)  # index first: once it is gone the checkpoint no longer exists
 
     # -- save / restore -------------------------------------------------------
+    def _prefix(self, sess, save_path: str, global_step, latest_filename: str) -> str:
+        if global_step is not None:
+            if not isinstance(global_step, (int, np.integer)):
+                global_step = training_util.global_step(sess, global_step)
+            return f"{save_path}-{int(global_step):08d}" if self._pad_step_number else f"{save_path}-{int(global_step)}"
+        if os.path.basename(save_path) == latest_filename:  # TF's guard: the state file would be overwritten
+            raise ValueError(f"'latest_filename' collides with 'save_path': '{latest_filename}' and '{save_path}'")
+        return save_path
+
     def save(self, sess, save_path, global_step=None, latest_filename=None, meta_graph_suffix="meta",
              write_meta_graph=True, write_state=True, strip_default_attrs=False, save_debug_info=False):
         """Writes a checkpoint `save_path[-global_step]`; returns its prefix (None for an empty Saver)."""
@@ -161,25 +173,27 @@ class Saver:
         elif os.path.split(latest_filename)[0]:
             raise ValueError("'latest_filename' must not contain path components")
         save_path = os.fspath(save_path)
-        if global_step is not None:
-            if not isinstance(global_step, (int, np.integer)):
-                global_step = training_util.global_step(sess, global_step)
-            prefix = f"{save_path}-{int(global_step):08d}" if self._pad_step_number else \
-                f"{save_path}-{int(global_step)}"
-        else:
-            prefix = save_path
+        prefix = self._prefix(sess, save_path, global_step, latest_filename)
+        if save_path.endswith(os.sep):  # TF writes "dir/.index" then (hidden files); say so
+            logging.warning("save_path %r ends with a path separator: the checkpoint files are named %s.index and "
+                            "%s.data-*; pass a prefix such as %r", save_path, prefix, prefix,
+                            os.path.join(save_path, "model.ckpt"))
         save_dir = os.path.dirname(save_path)
         if save_dir and not os.path.isdir(save_dir):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         if sess.graph is not self._graph:
             raise RuntimeError("The Session graph is not the same graph the Saver was built in.")
         values = sess.run(self._save_fetches)
-        write_checkpoint(prefix, {k: np.asarray(v) for k, v in values.items()})
-        if write_state:
-            self._record_last_checkpoint(prefix)
-            update_checkpoint_state(save_dir, prefix, self.last_checkpoints, latest_filename,
-                                    self._save_relative_paths)
-            self._maybe_delete_old_checkpoints()
+        try:
+            remove_stale_files(save_path)
+            write_checkpoint(prefix, {k: np.asarray(v) for k, v in values.items()})
+            if write_state:
+                self._record_last_checkpoint(prefix)
+                update_checkpoint_state(save_dir, prefix, self.last_checkpoints, latest_filename,
+                                        self._save_relative_paths)
+                self._maybe_delete_old_checkpoints()
+        except OSError as e:
+            raise os_error(e, f"Failed to save checkpoint {prefix}") from None
         return prefix
 
     def restore(self, sess, save_path):
@@ -190,8 +204,12 @@ class Saver:
             raise ValueError("Can't load save_path when it is None.")
         save_path = os.fspath(save_path)
         if not checkpoint_exists(save_path):
+            hint = ""
+            named = _CHECKPOINT_FILE.match(save_path)
+            if named and checkpoint_exists(named.group(1)):
+                hint = f" (that is a file of checkpoint {named.group(1)}: pass the prefix {named.group(1)!r})"
             raise CheckpointNotFoundError(None, None,
-                                           f"The passed save_path is not a valid checkpoint: {save_path}")
+                                           f"The passed save_path is not a valid checkpoint: {save_path}{hint}")
         if sess.graph is not self._graph:
             raise RuntimeError("The Session graph is not the same graph the Saver was built in.")
         doc = read_index(save_path)
