@@ -151,7 +151,11 @@ def main(argv=None):
     parser.add_argument("--grpc", action="store_true", help="also measure the gRPC-only path (slower)")
     args = parser.parse_args(argv)
     sizes = [int(s) << 20 for s in args.sizes.split(",")]
+    os.environ["TENSORFLEET_LOCAL_SOCKET"] = "0"
+    tcp = bench(sizes, args.rounds, args.latency_calls, bulk=True)
+    os.environ.pop("TENSORFLEET_LOCAL_SOCKET")
     results = bench(sizes, args.rounds, args.latency_calls, bulk=True)
+    results["tcp_bulk"] = tcp
     if args.grpc:
         results["grpc_only"] = bench(sizes, max(1, args.rounds // 2), 50, bulk=False)["tensorfleet"]
     report(results, sizes)
@@ -209,6 +213,8 @@ def bench(sizes, rounds, latency_calls, bulk=True):
         out["latency_in_process_master_us"] = statistics.median(lat)
         client = subprocess.run([sys.executable, "-c", CLIENT_MAIN, "grpc://" + cluster["ps"][0],
                                  str(latency_calls)], capture_output=True, text=True, env=_env(), timeout=300)
+        if client.returncode != 0:
+            print(client.stderr[-2000:], file=sys.stderr)
         out["latency_remote_master_us"] = json.loads(client.stdout.strip().splitlines()[-1]) * 1e6 \
             if client.returncode == 0 else float("nan")
         sess.close()
@@ -225,18 +231,28 @@ def report(results, sizes):
     print(f"machine: {platform.machine()} {os.cpu_count()} cpus, {platform.python_implementation()} "
           f"{platform.python_version()}, load {os.getloadavg()[0]:.2f}; OPENBLAS_NUM_THREADS="
           f"{os.environ.get('OPENBLAS_NUM_THREADS')}, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')}")
-    print(f"{'transfer':<14}{'tensorfleet MB/s':>18}{'raw TCP MB/s':>14}{'ratio':>8}" +
-          (f"{'gRPC-only MB/s':>16}" if "grpc_only" in results else ""))
+    print("default path: the same-host Unix socket; 'TCP bulk': the bulk path over loopback TCP "
+          "(TENSORFLEET_LOCAL_SOCKET=0), each against raw TCP measured in its own rounds")
+    print(f"{'transfer':<14}{'default MB/s':>14}{'raw TCP':>9}{'ratio':>8}{'TCP bulk MB/s':>15}{'raw TCP':>9}"
+          f"{'ratio':>8}" + (f"{'gRPC-only MB/s':>16}" if "grpc_only" in results else ""))
+    tcp = results["tcp_bulk"]
+
+    def cols(res, key):
+        ratios = [a / b for a, b in zip(res["tensorfleet"][key], res["raw_tcp"][key], strict=True)]
+        return (statistics.median(res["tensorfleet"][key]), statistics.median(res["raw_tcp"][key]),
+                statistics.median(ratios))
+
     for key in results["tensorfleet"]:
-        tf_rate = statistics.median(results["tensorfleet"][key])
-        raw = statistics.median(results["raw_tcp"][key])
-        ratios = [a / b for a, b in zip(results["tensorfleet"][key], results["raw_tcp"][key], strict=True)]
-        line = f"{key:<14}{tf_rate:>18.0f}{raw:>14.0f}{statistics.median(ratios):>7.2f}x"
+        a, b, r = cols(results, key)
+        c, d, q = cols(tcp, key)
+        line = f"{key:<14}{a:>14.0f}{b:>9.0f}{r:>7.2f}x{c:>15.0f}{d:>9.0f}{q:>7.2f}x"
         if "grpc_only" in results:
             line += f"{statistics.median(results['grpc_only'][key]):>16.0f}"
         print(line)
-    print(f"trivial Session.run, in-process master, op on the ps: {results['latency_in_process_master_us']:.0f} us")
-    print(f"trivial Session.run, client process -> ps's master:  {results['latency_remote_master_us']:.0f} us")
+    for name, res in (("default", results), ("TCP bulk", tcp)):
+        print(f"trivial Session.run ({name}): in-process master, op on the ps "
+              f"{res['latency_in_process_master_us']:.0f} us; client process -> ps's master "
+              f"{res['latency_remote_master_us']:.0f} us")
 
 
 if __name__ == "__main__":

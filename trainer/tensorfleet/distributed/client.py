@@ -15,6 +15,7 @@ socket, gRPC keepalive on the channel); a status from the server keeps its class
 """
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
 import threading
@@ -58,6 +59,15 @@ def job_token() -> str:
     return os.environ.get(TOKEN_ENV, "")
 
 
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def split_address(address: str) -> tuple:
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit():
@@ -77,6 +87,7 @@ class RpcClient:
         self.limits, self.timeouts = limits, timeouts
         self._use_bulk = use_bulk and os.environ.get("TENSORFLEET_BULK", "1") != "0"
         self._bulk_port: Optional[int] = None
+        self._local_socket = ""
         self._pool: list = []  # idle (socket, FrameReader)
         self._pool_lock = threading.Lock()
         self._buffers = wire.BufferPool()
@@ -93,11 +104,26 @@ class RpcClient:
         self._closed = False
 
     # -- bulk path ------------------------------------------------------------------------------
-    def enable_bulk(self, port: int) -> None:
-        if self._use_bulk and port:
-            self._bulk_port = port
+    def enable_bulk(self, port: int, local_socket: str = "") -> None:
+        """Use the bulk path (and, for a loopback address, the same-host Unix socket if it answers)."""
+        if not (self._use_bulk and port):
+            return
+        self._bulk_port = port
+        host, _ = split_address(self.address)
+        if local_socket and _is_loopback(host) and os.environ.get("TENSORFLEET_LOCAL_SOCKET", "1") != "0":
+            self._local_socket = local_socket
 
     def _connect(self) -> tuple:
+        if self._local_socket:
+            try:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(self.timeouts.connect_seconds)
+                sock.connect("\0" + self._local_socket)
+                sock.settimeout(None)
+                return sock, wire.FrameReader(sock, self.limits, self._buffers)
+            except OSError:
+                sock.close()
+                self._local_socket = ""  # another host or network namespace after all: TCP from now on
         host, _ = split_address(self.address)
         try:
             sock = socket.create_connection((host, self._bulk_port), timeout=self.timeouts.connect_seconds)

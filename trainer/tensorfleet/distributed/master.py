@@ -80,7 +80,7 @@ class _RemoteWorker:
 
     def status(self):
         resp, _ = self.client.call("GetStatus", service_pb2.GetStatusRequest(), service_pb2.GetStatusResponse)
-        self.client.enable_bulk(resp.bulk_port)
+        self.client.enable_bulk(resp.bulk_port, resp.local_socket)
         return resp
 
     def register(self, sub, soft, log) -> str:

@@ -58,7 +58,7 @@ class _RemoteBackend:
         finally:
             status_client.close()
         self._client.task = f"master of {status.task} at {address}"
-        self._client.enable_bulk(status.bulk_port)
+        self._client.enable_bulk(status.bulk_port, status.local_socket)
         options = service_pb2.SessionOptions(
             allow_soft_placement=bool(getattr(config, "allow_soft_placement", False)),
             log_device_placement=bool(getattr(config, "log_device_placement", False)),

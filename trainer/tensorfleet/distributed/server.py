@@ -21,7 +21,9 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+import os
 import socket
+import sys
 import threading
 from concurrent import futures
 from typing import Optional
@@ -91,9 +93,10 @@ class _Methods:
         self.worker, self.master = worker, master
         self.streaming = {f"{W}/RunGraph", f"{M}/RunStep"}
 
-    def _status(self, bulk_port: int):
+    def _status(self, endpoints: tuple):
+        bulk_port, local_socket = endpoints
         resp = service_pb2.GetStatusResponse(bulk_port=bulk_port, task=self.worker.task_name,
-                                             incarnation=self.worker.incarnation)
+                                             incarnation=self.worker.incarnation, local_socket=local_socket)
         for name, dtype, mem in self.worker.device_names():
             resp.device.add(name=name, device_type=dtype, memory_limit=mem)
         return resp
@@ -157,10 +160,12 @@ class Server:
         self._grpc = None
         self._bulk_sock: Optional[socket.socket] = None
         self._bulk_port = 0
+        self._local_sock: Optional[socket.socket] = None
+        self._local_name = ""
         self._conns: set = set()
         self._worker = WorkerService(job_name, task_index, config)
         self._master = Master(self)
-        self._methods = _Methods(self._worker, self._master, lambda: self._bulk_port)
+        self._methods = _Methods(self._worker, self._master, lambda: (self._bulk_port, self._local_name))
         if start:
             self.start()
 
@@ -201,8 +206,9 @@ class Server:
                 del _LOCAL_SERVERS[self._port]
         if self._grpc is not None:
             self._grpc.stop(grace=0.5)
-        if self._bulk_sock is not None:
-            _close(self._bulk_sock)
+        for listener in (self._bulk_sock, self._local_sock):
+            if listener is not None:
+                _close(listener)
         for c in list(self._conns):
             _close(c)
         self._master.close()
@@ -239,8 +245,6 @@ class Server:
         return self._limits
 
     def _bulk_enabled(self) -> bool:
-        import os
-
         return os.environ.get("TENSORFLEET_BULK", "1") != "0"
 
     def _start_grpc(self) -> None:
@@ -275,15 +279,26 @@ class Server:
         sock.listen(128)
         self._bulk_sock = sock
         self._bulk_port = sock.getsockname()[1]
-        threading.Thread(target=self._accept_loop, name=f"tf-bulk-accept-{self._port}", daemon=True).start()
+        threading.Thread(target=self._accept_loop, args=(sock,), name=f"tf-bulk-accept-{self._port}",
+                         daemon=True).start()
+        if sys.platform.startswith("linux") and os.environ.get("TENSORFLEET_LOCAL_SOCKET", "1") != "0":
+            # same-host fast path: an abstract Unix socket (per network namespace, so pods never share one)
+            local = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            name = f"tensorfleet-{os.getpid()}-{self._port}-{self._worker.incarnation:x}"
+            local.bind("\0" + name)
+            local.listen(128)
+            self._local_sock, self._local_name = local, name
+            threading.Thread(target=self._accept_loop, args=(local,), name=f"tf-local-accept-{self._port}",
+                             daemon=True).start()
 
-    def _accept_loop(self) -> None:
+    def _accept_loop(self, listener: socket.socket) -> None:
         while not self._stopped.is_set():
             try:
-                conn, _ = self._bulk_sock.accept()
+                conn, _ = listener.accept()
             except OSError:
                 return
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if conn.family != socket.AF_UNIX:
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._conns.add(conn)
             threading.Thread(target=self._serve_bulk, args=(conn,), name="tf-bulk-conn", daemon=True).start()
 

@@ -68,16 +68,18 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ("device", "bulk_port", "task", "incarnation")
+    __slots__ = ("device", "bulk_port", "task", "incarnation", "local_socket")
     DEVICE_FIELD_NUMBER: _ClassVar[int]
     BULK_PORT_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     INCARNATION_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_SOCKET_FIELD_NUMBER: _ClassVar[int]
     device: _containers.RepeatedCompositeFieldContainer[DeviceAttributes]
     bulk_port: int
     task: str
     incarnation: int
-    def __init__(self, device: _Optional[_Iterable[_Union[DeviceAttributes, _Mapping]]] = ..., bulk_port: _Optional[int] = ..., task: _Optional[str] = ..., incarnation: _Optional[int] = ...) -> None: ...
+    local_socket: str
+    def __init__(self, device: _Optional[_Iterable[_Union[DeviceAttributes, _Mapping]]] = ..., bulk_port: _Optional[int] = ..., task: _Optional[str] = ..., incarnation: _Optional[int] = ..., local_socket: _Optional[str] = ...) -> None: ...
 
 class RegisterGraphRequest(_message.Message):
     __slots__ = ("session_handle", "graph_def", "feed", "fetch", "target", "allow_soft_placement", "log_device_placement")
