@@ -190,3 +190,15 @@ def test_tensor_payload_round_trip_keeps_dtype_shape_and_bytes():
     for (name, a), (name2, b) in zip(arrays, back, strict=True):
         assert name == name2 and a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
     struct.pack("<I", 1)  # (struct is the frame prefix's codec)
+
+
+def test_string_tensors_travel_as_length_prefixed_bytes():
+    words = np.array([[b"ps", b""], ["w\u00e9".encode(), b"x" * 300]], dtype=object)
+    metas, parts, size = wire.pack([("s", words), ("n", np.arange(3))])
+    payload = b"".join(bytes(p) for p in parts)
+    (_, back), (_, n) = wire.unpack(metas, payload)
+    assert back.dtype == object and back.shape == (2, 2) and back.tolist() == words.tolist()
+    assert n.tolist() == [0, 1, 2]
+    metas[0].nbytes -= 1
+    with pytest.raises(errors.InvalidArgumentError, match="lengths"):
+        wire.unpack(metas, payload)

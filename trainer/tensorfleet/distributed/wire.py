@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import errors
 from ..graph_def import dtype_to_enum, enum_to_dtype, proto_to_shape, shape_to_proto
+from ..protos import types_pb2
 from .protos import service_pb2
 
 ALIGN = 64
@@ -80,7 +81,14 @@ def pack(named: Iterable[tuple]) -> tuple[list, list, int]:
     for name, value in named:
         arr = np.asarray(value)
         if arr.dtype.kind in "OSU":
-            raise errors.UnimplementedError(None, None, f"tensor '{name}': string tensors cannot cross tasks yet")
+            meta, blob = _pack_strings(name, arr, offset)
+            metas.append(meta)
+            parts.append(blob)
+            end = offset + len(blob)
+            offset = _aligned(end)
+            if offset > end:
+                parts.append(_PAD[: offset - end])
+            continue
         if arr.dtype.byteorder == ">":
             arr = arr.astype(arr.dtype.newbyteorder("<"))
         if not arr.flags.c_contiguous:
@@ -97,6 +105,35 @@ def pack(named: Iterable[tuple]) -> tuple[list, list, int]:
     return metas, parts, offset
 
 
+def _pack_strings(name: str, arr: np.ndarray, offset: int) -> tuple:
+    """A string tensor: u64 little-endian lengths, then the bytes (str items are UTF-8 encoded)."""
+    items = [x if isinstance(x, bytes) else str(x).encode() for x in arr.reshape(-1).tolist()]
+    lengths = np.array([len(x) for x in items], dtype="<u8")
+    blob = lengths.tobytes() + b"".join(items)
+    meta = service_pb2.TensorMeta(name=name, dtype=types_pb2.DT_STRING, offset=offset, nbytes=len(blob))
+    meta.shape.CopyFrom(shape_to_proto(arr.shape))
+    return meta, blob
+
+
+def _unpack_strings(buf: np.ndarray, meta, dims: tuple, count: int, where: str) -> np.ndarray:
+    if meta.offset < 0 or meta.offset % ALIGN or meta.nbytes < 8 * count or meta.offset + meta.nbytes > buf.size:
+        raise errors.InvalidArgumentError(None, None, f"{where}: {meta.nbytes} bytes at offset {meta.offset} do "
+                                                      f"not fit {count} strings in a payload of {buf.size} bytes")
+    region = buf[meta.offset: meta.offset + meta.nbytes]
+    lengths = region[: 8 * count].view("<u8")
+    if int(lengths.sum()) != meta.nbytes - 8 * count:
+        raise errors.InvalidArgumentError(None, None, f"{where}: string lengths do not add up to the payload")
+    data = region[8 * count:].tobytes()
+    out = np.empty(count, dtype=object)
+    pos = 0
+    for i, n in enumerate(lengths.tolist()):
+        out[i] = data[pos: pos + n]
+        pos += n
+    out = out.reshape(dims)
+    out.flags.writeable = False
+    return out
+
+
 def unpack(metas: Sequence, payload, limits: Limits = DEFAULT_LIMITS, what: str = "call") -> list:
     """TensorMetas + received payload (bytes-like or uint8 array) -> [(name, read-only ndarray view)]."""
     if len(metas) > limits.tensors:
@@ -107,12 +144,15 @@ def unpack(metas: Sequence, payload, limits: Limits = DEFAULT_LIMITS, what: str 
     out = []
     for meta in metas:
         where = f"{what}: tensor '{meta.name}'"
-        dt = enum_to_dtype(meta.dtype, where).np_dtype
         shape = proto_to_shape(meta.shape, where)
         if not shape.is_fully_defined():
             raise errors.InvalidArgumentError(None, None, f"{where}: shape must be fully defined")
         dims = tuple(shape.as_tuple())
         count = math.prod(dims)
+        if meta.dtype == types_pb2.DT_STRING:
+            out.append((meta.name, _unpack_strings(buf, meta, dims, count, where)))
+            continue
+        dt = enum_to_dtype(meta.dtype, where).np_dtype
         if meta.nbytes != count * dt.itemsize or meta.offset < 0 or meta.offset % ALIGN \
                 or meta.offset + meta.nbytes > size:
             raise errors.InvalidArgumentError(
