@@ -196,3 +196,15 @@ def test_a_killed_ps_is_unavailable_naming_the_task_within_bounded_time(cluster_
             sess.run(v + 1.0)
         assert time.monotonic() - start < 10
         assert "/job:ps/replica:0/task:0" in str(info.value)
+
+
+def test_shutdown_stops_every_ps_whose_join_then_returns(cluster_procs, local_servers):
+    c = cluster_procs({"ps": 2, "worker": 1})
+    c.start("ps", 0)
+    c.start("ps", 1)
+    server = tf.train.Server(c.spec, job_name="worker", task_index=0)
+    local_servers.append(server)
+    assert server.master.shutdown_tasks("ps", reason="test over") == []
+    for index in (0, 1):  # run_task.py exits once join() returns
+        assert c.procs[("ps", index)].wait(20) == 0
+    assert server.master.shutdown_tasks("ps") == ["/job:ps/replica:0/task:0", "/job:ps/replica:0/task:1"]

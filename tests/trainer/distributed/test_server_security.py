@@ -19,6 +19,7 @@ from tensorfleet.distributed.server import bind_host
 
 TOKEN = "s3cret-token"
 SERVICES = {"WorkerService": ["GetStatus", "RegisterGraph", "DeregisterGraph", "RunGraph", "CleanupStep", "Reset"],
+            # (Shutdown is fuzzed last, in its own test: a well-formed one stops the server)
             "MasterService": ["CreateSession", "ExtendSession", "RunStep", "CloseSession", "ListDevices", "Reset"]}
 STREAMING = {"RunGraph", "RunStep"}
 
@@ -202,3 +203,10 @@ def test_string_tensors_travel_as_length_prefixed_bytes():
     metas[0].nbytes -= 1
     with pytest.raises(errors.InvalidArgumentError, match="lengths"):
         wire.unpack(metas, payload)
+
+
+def test_shutdown_needs_the_token_and_a_well_formed_request(secured, cluster_procs):
+    assert _raw_grpc(secured, "WorkerService", "Shutdown", b"", token="wrong") == grpc.StatusCode.UNAUTHENTICATED
+    assert _raw_grpc(secured, "WorkerService", "Shutdown", b"\xff" * 9) == grpc.StatusCode.INVALID_ARGUMENT
+    assert _status(secured, TOKEN).task == "/job:ps/replica:0/task:0"  # still serving
+    assert _raw_grpc(secured, "WorkerService", "Shutdown", b"") == grpc.StatusCode.OK

@@ -110,6 +110,10 @@ class _RemoteWorker:
         self.client.call("DeregisterGraph", service_pb2.DeregisterGraphRequest(graph_handle=handle),
                          service_pb2.DeregisterGraphResponse)
 
+    def shutdown(self, reason: str, exit_code: int) -> None:
+        self.client.call("Shutdown", service_pb2.ShutdownRequest(reason=reason, exit_code=exit_code),
+                         service_pb2.ShutdownResponse)
+
 
 def _task_name(job: str, index: int) -> str:
     return f"/job:{job}/replica:0/task:{index}"
@@ -235,6 +239,20 @@ class Master:
         for name, address in self.tasks():
             self.wait_for_status(name, address, time.monotonic() + self.timeouts.connect_seconds)
             self.worker(name, address).reset(list(containers))
+
+    def shutdown_tasks(self, job: str = "ps", reason: str = "training finished", exit_code: int = 0) -> list:
+        """Tells every task of `job` (other than this one) to stop serving; returns the tasks that could not
+        be told (already gone). The building block of the chief's end-of-training shutdown (issue 11)."""
+        failed = []
+        own = _task_name(self.job, self.task)
+        for name, address in self.tasks():
+            if not name.startswith(f"/job:{job}/") or name == own:
+                continue
+            try:
+                self.worker(name, address).shutdown(reason, exit_code)
+            except errors.OpError:
+                failed.append(name)
+        return failed
 
     def close(self) -> None:
         with self._lock:

@@ -65,7 +65,7 @@ def _is_loopback(host: str) -> bool:
 class _Methods:
     """Typed handlers of both services: name -> (request type, fn(request, tensors) -> (response, tensors))."""
 
-    def __init__(self, worker: WorkerService, master: Master, bulk_port_fn):
+    def __init__(self, worker: WorkerService, master: Master, bulk_port_fn, shutdown_fn):
         W, M = "WorkerService", "MasterService"
         pb = service_pb2
         self.table = {
@@ -80,6 +80,8 @@ class _Methods:
             f"{W}/CleanupStep": (pb.CleanupStepRequest,
                                  lambda r, t: (worker.cleanup_step(r.step_id) or pb.CleanupStepResponse(), [])),
             f"{W}/Reset": (pb.ResetRequest, lambda r, t: (worker.reset(list(r.container)) or pb.ResetResponse(), [])),
+            f"{W}/Shutdown": (pb.ShutdownRequest, lambda r, t: (shutdown_fn(r.reason, r.exit_code)
+                                                                or pb.ShutdownResponse(), [])),
             f"{M}/CreateSession": (pb.CreateSessionRequest, lambda r, t: (pb.CreateSessionResponse(
                 session_handle=master.create_session_from_proto(r.graph_def, r.options)), [])),
             f"{M}/ExtendSession": (pb.ExtendSessionRequest, lambda r, t: (
@@ -165,7 +167,10 @@ class Server:
         self._conns: set = set()
         self._worker = WorkerService(job_name, task_index, config)
         self._master = Master(self)
-        self._methods = _Methods(self._worker, self._master, lambda: (self._bulk_port, self._local_name))
+        self._methods = _Methods(self._worker, self._master, lambda: (self._bulk_port, self._local_name),
+                                 self._shutdown_requested)
+        self.exit_code: Optional[int] = None
+        self.shutdown_reason = ""
         if start:
             self.start()
 
@@ -195,6 +200,12 @@ class Server:
         """Blocks until the server stops (`stop()`, or a shutdown from the chief)."""
         while not self._stopped.wait(0.5):
             pass
+
+    def _shutdown_requested(self, reason: str, exit_code: int) -> None:
+        """A Shutdown call: reply first, then stop (join() returns; `exit_code` says what the process should do)."""
+        logger.info("Task /job:%s/task:%d asked to shut down: %s", self._job, self._task, reason or "(no reason)")
+        self.shutdown_reason, self.exit_code = reason, exit_code
+        threading.Timer(0.05, self.stop).start()
 
     def stop(self) -> None:
         """Stops serving (not in TF 1.15's API, which never stops a server); join() then returns."""

@@ -169,6 +169,18 @@ class ResetResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class ShutdownRequest(_message.Message):
+    __slots__ = ("reason", "exit_code")
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    exit_code: int
+    def __init__(self, reason: _Optional[str] = ..., exit_code: _Optional[int] = ...) -> None: ...
+
+class ShutdownResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class SessionOptions(_message.Message):
     __slots__ = ("allow_soft_placement", "log_device_placement", "device_filters", "operation_timeout_ms")
     ALLOW_SOFT_PLACEMENT_FIELD_NUMBER: _ClassVar[int]

@@ -64,6 +64,11 @@ class WorkerServiceStub:
                 request_serializer=tensorfleet_dot_distributed_dot_protos_dot_service__pb2.ResetRequest.SerializeToString,
                 response_deserializer=tensorfleet_dot_distributed_dot_protos_dot_service__pb2.ResetResponse.FromString,
                 _registered_method=True)
+        self.Shutdown = channel.unary_unary(
+                '/tensorfleet.rpc.WorkerService/Shutdown',
+                request_serializer=tensorfleet_dot_distributed_dot_protos_dot_service__pb2.ShutdownRequest.SerializeToString,
+                response_deserializer=tensorfleet_dot_distributed_dot_protos_dot_service__pb2.ShutdownResponse.FromString,
+                _registered_method=True)
 
 
 class WorkerServiceServicer:
@@ -105,6 +110,12 @@ class WorkerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Shutdown(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_WorkerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -137,6 +148,11 @@ def add_WorkerServiceServicer_to_server(servicer, server):
                     servicer.Reset,
                     request_deserializer=tensorfleet_dot_distributed_dot_protos_dot_service__pb2.ResetRequest.FromString,
                     response_serializer=tensorfleet_dot_distributed_dot_protos_dot_service__pb2.ResetResponse.SerializeToString,
+            ),
+            'Shutdown': grpc.unary_unary_rpc_method_handler(
+                    servicer.Shutdown,
+                    request_deserializer=tensorfleet_dot_distributed_dot_protos_dot_service__pb2.ShutdownRequest.FromString,
+                    response_serializer=tensorfleet_dot_distributed_dot_protos_dot_service__pb2.ShutdownResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -301,6 +317,33 @@ class WorkerService:
             '/tensorfleet.rpc.WorkerService/Reset',
             tensorfleet_dot_distributed_dot_protos_dot_service__pb2.ResetRequest.SerializeToString,
             tensorfleet_dot_distributed_dot_protos_dot_service__pb2.ResetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Shutdown(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tensorfleet.rpc.WorkerService/Shutdown',
+            tensorfleet_dot_distributed_dot_protos_dot_service__pb2.ShutdownRequest.SerializeToString,
+            tensorfleet_dot_distributed_dot_protos_dot_service__pb2.ShutdownResponse.FromString,
             options,
             channel_credentials,
             insecure,
