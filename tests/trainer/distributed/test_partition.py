@@ -108,3 +108,20 @@ def test_partition_graphs_replace_cross_task_inputs_by_placeholders_and_keep_var
     push_ops = {n.name: n.op for n in push.graph_def.node}
     assert push_ops["w0"] == "VariableV2"  # the variable itself (a reference), not a value
     assert all(n.device in ("/device:CPU:0", "") for n in push.graph_def.node)
+
+
+def test_a_stage_waits_only_for_what_it_needs():
+    with tf.device("/job:ps/task:0"):
+        a = tf.constant(1.0, name="a") * 2.0
+    with tf.device("/job:ps/task:1"):
+        slow = tf.constant(3.0, name="slow") * 4.0
+    with tf.device("/job:worker/task:0"):
+        b = a + 1.0  # depends on ps0 only
+    with tf.device("/job:ps/task:1"):
+        c = tf.add(slow, b, name="c")
+    g = tf.get_default_graph()
+    plan = partition([c], [], [], _place(g, [c], [], []))
+    worker = [s for s in plan.subs if s.task == TASKS[2]][0]
+    assert [d.task for d in worker.deps] == [TASKS[0]]  # not ps1's stage 0
+    ps1 = [s for s in plan.subs if s.task == TASKS[1]]
+    assert len(ps1) == 1 and [d.task for d in ps1[0].deps] == [TASKS[2]]  # `slow` moved next to its consumer

@@ -10,14 +10,17 @@ nodes with the simple placer over all those devices (`placement.Placer`: ops
 without a job go to the master's own task; soft placement and
 `log_device_placement` with full `/job:.../task:...` names), and per step
 signature builds a `partition.StepPlan` whose sub-partitions it registers once
-with their tasks. A step runs the plan's stages in order; the sub-partitions of
-one stage run concurrently (the first in the calling thread: an op alone in being
-ready costs no thread hand-off); values crossing tasks go through the master,
-values kept for a later stage of the same task stay there (keyed by step id).
+with their tasks. A step runs each sub-partition as soon as the ones it depends on
+are done (its inputs' producers and its own task's previous stage), so independent
+partitions run concurrently; when several are ready, all but one go to a pool and
+one runs in the calling thread (an op alone in being ready costs no thread
+hand-off). Values crossing tasks go through the master; values kept for a later
+stage of the same task stay there (keyed by step id).
 """
 from __future__ import annotations
 
 import logging
+import queue
 import random
 import threading
 import time
@@ -321,11 +324,11 @@ class MasterSession:
         values = {t.name: v for t, v in zip(feeds, feed_values, strict=True)}
         timeout_ms = timeout_ms or self.timeout_ms
         try:
-            for stage in plan.stages:
-                if len(stage) == 1:
-                    values.update(self._run_sub(stage[0], step_id, values, timeout_ms))
-                else:
-                    self._run_concurrently(stage, step_id, values, timeout_ms)
+            subs = plan.subs
+            if len(subs) == 1:
+                values.update(self._run_sub(subs[0], step_id, values, timeout_ms))
+            else:
+                self._run_dataflow(subs, step_id, values, timeout_ms)
         except BaseException:
             self._cleanup(plan, step_id)
             raise
@@ -336,30 +339,63 @@ class MasterSession:
         sent = {p: values[s] for p, s in sub.sent}
         return sub.worker.run(sub, step_id, sent, timeout_ms)
 
-    def _run_concurrently(self, stage, step_id, values, timeout_ms) -> None:
-        pending = [_POOL.submit(self._run_sub, sub, step_id, values, timeout_ms) for sub in stage[1:]]
+    def _run_dataflow(self, subs, step_id, values, timeout_ms) -> None:
+        """Runs each sub-partition once its dependencies are done; when several are ready, all but one go
+        to the pool and one runs in this thread (an op alone in being ready costs no thread hand-off)."""
+        remaining = {id(s): len(s.deps) for s in subs}
+        dependents: dict = {}
+        for s in subs:
+            for d in s.deps:
+                dependents.setdefault(id(d), []).append(s)
+        ready = [s for s in subs if not s.deps]
+        done: queue.SimpleQueue = queue.SimpleQueue()
+        in_flight = 0
         first_error: Optional[BaseException] = None
-        try:
-            values.update(self._run_sub(stage[0], step_id, values, timeout_ms))
-        except BaseException as e:  # noqa: BLE001 - wait for the others, then raise the first error
-            first_error = e
-        for f in pending:
+
+        def finished(sub, out) -> None:
+            values.update(out)
+            for d in dependents.get(id(sub), ()):
+                remaining[id(d)] -= 1
+                if remaining[id(d)] == 0:
+                    ready.append(d)
+
+        while True:
+            while ready and first_error is None:
+                sub = ready.pop()
+                if ready:  # more than one ready: hand this one to the pool
+                    in_flight += 1
+                    fut = _POOL.submit(self._run_sub, sub, step_id, values, timeout_ms)
+                    fut.add_done_callback(lambda f, sub=sub: done.put((sub, f)))
+                    continue
+                try:
+                    finished(sub, self._run_sub(sub, step_id, values, timeout_ms))
+                except BaseException as e:  # noqa: BLE001 - wait for the others, then raise the first
+                    first_error = e
+            if in_flight == 0:
+                break
+            sub, fut = done.get()
+            in_flight -= 1
             try:
-                values.update(f.result())
+                out = fut.result()
             except BaseException as e:  # noqa: BLE001
                 first_error = first_error or e
+                continue
+            if first_error is None:
+                finished(sub, out)
         if first_error is not None:
             raise first_error
+        if any(remaining[id(s)] for s in subs):
+            raise errors.InternalError(None, None, "a step's partitions did not all run (a dependency cycle)")
 
     @staticmethod
     def _cleanup(plan, step_id) -> None:
-        for stage in plan.stages:
-            for sub in stage:
-                if sub.keep:
-                    try:
-                        sub.worker.cleanup(step_id)
-                    except errors.OpError:
-                        pass
+        for sub in plan.subs:
+            if not sub.keep:
+                continue
+            try:
+                sub.worker.cleanup(step_id)
+            except errors.OpError:
+                pass
 
     def close(self) -> None:
         if self._closed:

@@ -67,6 +67,7 @@ class SubPartition:
     targets: list = field(default_factory=list)   # op names run for effect
     end_of_step: bool = False
     handle: object = None                         # set by the master once registered
+    deps: list = field(default_factory=list)      # sub-partitions that must finish before this one starts
 
     @property
     def returned(self) -> list:
@@ -79,6 +80,10 @@ class StepPlan:
     stages: list            # [[SubPartition]] in stage order
     fetch_names: list       # client fetch tensor names, in order
     feed_names: list
+
+    @property
+    def subs(self) -> list:
+        return [s for stage in self.stages for s in stage]
 
 
 def _recv_name(t: Tensor) -> str:
@@ -110,8 +115,29 @@ def partition(fetches, feeds, targets, placement: dict) -> StepPlan:
     for t_name, key in last_stage.items():
         if any(s.keep for k, s in subs.items() if k[0] == t_name):
             subs[key].end_of_step = True
+    _dependencies(subs, where, fed)
     stages = [[subs[k] for k in sorted(subs) if k[1] == s] for s in sorted({k[1] for k in subs})]
     return StepPlan(stages, [t.name for t in fetches], [t.name for t in feeds])
+
+
+def _dependencies(subs: dict, where: dict, fed: set) -> None:
+    """Each sub-partition waits for the producers of its inputs and control inputs, and for the previous
+    sub-partition of its own task (a task runs its stages in order); nothing else: a task's next stage
+    does not wait for unrelated tasks."""
+    previous: dict = {}
+    for key in sorted(subs, key=lambda k: (k[1], k[0])):
+        sub = subs[key]
+        deps = set()
+        if key[0] in previous:
+            deps.add(previous[key[0]])
+        for op in sub.ops:
+            sources = [t.op for t in op.inputs if t not in fed] + list(op.control_inputs)
+            for src in sources:
+                src_key = where.get(src)
+                if src_key is not None and src_key != key:
+                    deps.add(src_key)
+        sub.deps = [subs[k] for k in sorted(deps, key=lambda k: (k[1], k[0]))]
+        previous[key[0]] = key
 
 
 def _relocate_noops(ops, placement: dict) -> dict:
