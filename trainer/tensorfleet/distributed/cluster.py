@@ -64,7 +64,7 @@ class ClusterSpec:
 
     def as_dict(self) -> dict:
         """{job: [addresses]} for dense task indices 0..n-1, else {job: {index: address}}."""
-        out = {}
+        out: dict = {}
         for job, tasks in self._cluster_spec.items():
             indices = sorted(tasks)
             if indices == list(range(len(indices))):

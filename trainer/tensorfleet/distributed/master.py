@@ -25,6 +25,7 @@ import random
 import threading
 import time
 from concurrent import futures
+from functools import partial
 from typing import Optional
 
 import numpy as np
@@ -41,6 +42,10 @@ from .protos import service_pb2
 
 logger = logging.getLogger("tensorfleet.distributed")
 _POOL = futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="tf-master")
+
+
+def _post(done: queue.SimpleQueue, sub, fut) -> None:
+    done.put((sub, fut))
 
 
 class _LocalWorker:
@@ -365,7 +370,7 @@ class MasterSession:
                 if ready:  # more than one ready: hand this one to the pool
                     in_flight += 1
                     fut = _POOL.submit(self._run_sub, sub, step_id, values, timeout_ms)
-                    fut.add_done_callback(lambda f, sub=sub: done.put((sub, f)))
+                    fut.add_done_callback(partial(_post, done, sub))
                     continue
                 try:
                     finished(sub, self._run_sub(sub, step_id, values, timeout_ms))

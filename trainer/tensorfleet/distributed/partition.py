@@ -58,7 +58,7 @@ class SubPartition:
     task: str
     stage: int
     ops: list
-    graph_def: GraphDef = None
+    graph_def: GraphDef = field(default_factory=GraphDef)
     sent: list = field(default_factory=list)      # [(placeholder tensor name, source tensor name)] from the master
     local: list = field(default_factory=list)     # [(placeholder tensor name, source tensor name)] from rendezvous
     fetch: list = field(default_factory=list)     # tensor names this run produces (returned or kept)

@@ -18,7 +18,7 @@ from .. import errors
 
 class Rendezvous:
     def __init__(self, ttl_seconds: float = 600.0):
-        self._steps: dict = {}  # step id -> (created, {key: value})
+        self._steps: dict[int, tuple[float, dict]] = {}  # step id -> (created, {key: value})
         self._lock = threading.Lock()
         self._ttl = ttl_seconds
 
@@ -28,7 +28,7 @@ class Rendezvous:
             entry = self._steps.get(step_id)
             if entry is None:
                 self._expire(now)
-                entry = self._steps[step_id] = (now, {})
+                entry = self._steps[step_id] = (now, dict())
             entry[1][key] = value
 
     def take(self, step_id: int, key: str, task_name: str = ""):

@@ -62,6 +62,12 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _after(fn, args: tuple, response):
+    """Calls `fn(*args)` for its effect; -> (response, no tensors)."""
+    fn(*args)
+    return response, []
+
+
 class _Methods:
     """Typed handlers of both services: name -> (request type, fn(request, tensors) -> (response, tensors))."""
 
@@ -73,24 +79,25 @@ class _Methods:
             f"{W}/RegisterGraph": (pb.RegisterGraphRequest, lambda r, t: (pb.RegisterGraphResponse(
                 graph_handle=worker.register_graph(r.graph_def, r.feed, r.fetch, r.target, r.allow_soft_placement,
                                                    r.log_device_placement)), [])),
-            f"{W}/DeregisterGraph": (pb.DeregisterGraphRequest,
-                                     lambda r, t: (worker.deregister_graph(r.graph_handle)
-                                                   or pb.DeregisterGraphResponse(), [])),
+            f"{W}/DeregisterGraph": (pb.DeregisterGraphRequest, lambda r, t: _after(
+                worker.deregister_graph, (r.graph_handle,), pb.DeregisterGraphResponse())),
             f"{W}/RunGraph": (pb.RunGraphRequest, self._run_graph),
-            f"{W}/CleanupStep": (pb.CleanupStepRequest,
-                                 lambda r, t: (worker.cleanup_step(r.step_id) or pb.CleanupStepResponse(), [])),
-            f"{W}/Reset": (pb.ResetRequest, lambda r, t: (worker.reset(list(r.container)) or pb.ResetResponse(), [])),
-            f"{W}/Shutdown": (pb.ShutdownRequest, lambda r, t: (shutdown_fn(r.reason, r.exit_code)
-                                                                or pb.ShutdownResponse(), [])),
+            f"{W}/CleanupStep": (pb.CleanupStepRequest, lambda r, t: _after(
+                worker.cleanup_step, (r.step_id,), pb.CleanupStepResponse())),
+            f"{W}/Reset": (pb.ResetRequest, lambda r, t: _after(
+                worker.reset, (list(r.container),), pb.ResetResponse())),
+            f"{W}/Shutdown": (pb.ShutdownRequest, lambda r, t: _after(
+                shutdown_fn, (r.reason, r.exit_code), pb.ShutdownResponse())),
             f"{M}/CreateSession": (pb.CreateSessionRequest, lambda r, t: (pb.CreateSessionResponse(
                 session_handle=master.create_session_from_proto(r.graph_def, r.options)), [])),
-            f"{M}/ExtendSession": (pb.ExtendSessionRequest, lambda r, t: (
-                master.extend_session(r.session_handle, r.graph_def) or pb.ExtendSessionResponse(), [])),
+            f"{M}/ExtendSession": (pb.ExtendSessionRequest, lambda r, t: _after(
+                master.extend_session, (r.session_handle, r.graph_def), pb.ExtendSessionResponse())),
             f"{M}/RunStep": (pb.RunStepRequest, self._run_step),
-            f"{M}/CloseSession": (pb.CloseSessionRequest, lambda r, t: (
-                master.close_session(r.session_handle) or pb.CloseSessionResponse(), [])),
+            f"{M}/CloseSession": (pb.CloseSessionRequest, lambda r, t: _after(
+                master.close_session, (r.session_handle,), pb.CloseSessionResponse())),
             f"{M}/ListDevices": (pb.ListDevicesRequest, lambda r, t: (self._devices(master, r.session_handle), [])),
-            f"{M}/Reset": (pb.ResetRequest, lambda r, t: (master.reset(list(r.container)) or pb.ResetResponse(), [])),
+            f"{M}/Reset": (pb.ResetRequest, lambda r, t: _after(
+                master.reset, (list(r.container),), pb.ResetResponse())),
         }
         self.worker, self.master = worker, master
         self.streaming = {f"{W}/RunGraph", f"{M}/RunStep"}

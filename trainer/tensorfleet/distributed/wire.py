@@ -25,7 +25,7 @@ import struct
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -93,11 +93,12 @@ def pack(named: Iterable[tuple]) -> tuple[list, list, int]:
             arr = arr.astype(arr.dtype.newbyteorder("<"))
         if not arr.flags.c_contiguous:
             arr = np.ascontiguousarray(arr)
-        meta = service_pb2.TensorMeta(name=name, dtype=dtype_to_enum(arr.dtype), offset=offset, nbytes=arr.nbytes)
+        meta = service_pb2.TensorMeta(name=name, dtype=dtype_to_enum(arr.dtype),  # type: ignore[arg-type]
+                                      offset=offset, nbytes=arr.nbytes)
         meta.shape.CopyFrom(shape_to_proto(arr.shape))
         metas.append(meta)
         if arr.nbytes:
-            parts.append(memoryview(arr.reshape(-1).view(np.uint8)))
+            parts.append(memoryview(arr.reshape(-1).view(np.uint8)))  # type: ignore[arg-type]
         end = offset + arr.nbytes
         offset = _aligned(end)
         if offset > end:
@@ -280,7 +281,7 @@ class BufferPool:
 class FrameReader:
     """Reads frames from one socket: small frames with one recv, large payloads into pooled buffers."""
 
-    def __init__(self, sock: socket.socket, limits: Limits, pool: BufferPool = None):
+    def __init__(self, sock: socket.socket, limits: Limits, pool: Optional[BufferPool] = None):
         self.sock, self.limits = sock, limits
         self.pool = pool or BufferPool()
         self._buf = bytearray(1 << 16)
@@ -336,7 +337,7 @@ class FrameReader:
             header = bytes(big)
         payload = self.pool.get(payload_len)
         if payload_len:
-            self._take_into(memoryview(payload))
+            self._take_into(memoryview(payload))  # type: ignore[arg-type]
         return header, payload
 
 

@@ -19,7 +19,7 @@ import itertools
 import os
 import random
 import threading
-from typing import Optional
+from typing import Optional, Sequence
 
 from .. import errors
 from ..config import ConfigProto
@@ -119,7 +119,7 @@ class WorkerService:
             part.session.close()
 
     def run_graph(self, handle: str, step_id: int, sent: dict, local: list, keep: list,
-                  end_of_step: bool, keep_returned: list = ()) -> dict:
+                  end_of_step: bool, keep_returned: Sequence = ()) -> dict:
         """Runs a partition; returns {fetch name: value} for the fetches not only kept (`keep` minus
         `keep_returned`); the `keep` ones are stored in the rendezvous under `step_id`."""
         part = self._partitions.get(handle)
