@@ -273,6 +273,64 @@ class Master:
                 w.client.close()
 
 
+class _Dataflow:
+    """Runs each sub-partition once its dependencies are done. When several are ready, all but one go to
+    the pool and one runs in the calling thread (an op alone in being ready costs no thread hand-off).
+    The first error stops new launches; running ones are waited for; then it is raised."""
+
+    def __init__(self, subs, run_one, values: dict):
+        self.subs, self.run_one, self.values = subs, run_one, values
+        self.remaining = {id(s): len(s.deps) for s in subs}
+        self.dependents: dict = {}
+        for s in subs:
+            for d in s.deps:
+                self.dependents.setdefault(id(d), []).append(s)
+        self.ready = [s for s in subs if not s.deps]
+        self.done: queue.SimpleQueue = queue.SimpleQueue()
+        self.in_flight = 0
+        self.error: Optional[BaseException] = None
+
+    def finished(self, sub, out) -> None:
+        self.values.update(out)
+        for d in self.dependents.get(id(sub), ()):
+            self.remaining[id(d)] -= 1
+            if self.remaining[id(d)] == 0:
+                self.ready.append(d)
+
+    def launch_ready(self) -> None:
+        while self.ready and self.error is None:
+            sub = self.ready.pop()
+            if self.ready:  # more than one ready: this one goes to the pool
+                self.in_flight += 1
+                _POOL.submit(self.run_one, sub).add_done_callback(partial(_post, self.done, sub))
+                continue
+            try:
+                self.finished(sub, self.run_one(sub))
+            except BaseException as e:  # noqa: BLE001 - raised once the others are done
+                self.error = e
+
+    def collect_one(self) -> None:
+        sub, fut = self.done.get()
+        self.in_flight -= 1
+        try:
+            out = fut.result()
+        except BaseException as e:  # noqa: BLE001
+            self.error = self.error or e
+            return
+        if self.error is None:
+            self.finished(sub, out)
+
+    def run(self) -> None:
+        self.launch_ready()
+        while self.in_flight:
+            self.collect_one()
+            self.launch_ready()
+        if self.error is not None:
+            raise self.error
+        if any(self.remaining.values()):
+            raise errors.InternalError(None, None, "a step's partitions did not all run (a dependency cycle)")
+
+
 class MasterSession:
     """One client session: the graph, its placement over the cluster, and the registered step plans."""
 
@@ -345,52 +403,7 @@ class MasterSession:
         return sub.worker.run(sub, step_id, sent, timeout_ms)
 
     def _run_dataflow(self, subs, step_id, values, timeout_ms) -> None:
-        """Runs each sub-partition once its dependencies are done; when several are ready, all but one go
-        to the pool and one runs in this thread (an op alone in being ready costs no thread hand-off)."""
-        remaining = {id(s): len(s.deps) for s in subs}
-        dependents: dict = {}
-        for s in subs:
-            for d in s.deps:
-                dependents.setdefault(id(d), []).append(s)
-        ready = [s for s in subs if not s.deps]
-        done: queue.SimpleQueue = queue.SimpleQueue()
-        in_flight = 0
-        first_error: Optional[BaseException] = None
-
-        def finished(sub, out) -> None:
-            values.update(out)
-            for d in dependents.get(id(sub), ()):
-                remaining[id(d)] -= 1
-                if remaining[id(d)] == 0:
-                    ready.append(d)
-
-        while True:
-            while ready and first_error is None:
-                sub = ready.pop()
-                if ready:  # more than one ready: hand this one to the pool
-                    in_flight += 1
-                    fut = _POOL.submit(self._run_sub, sub, step_id, values, timeout_ms)
-                    fut.add_done_callback(partial(_post, done, sub))
-                    continue
-                try:
-                    finished(sub, self._run_sub(sub, step_id, values, timeout_ms))
-                except BaseException as e:  # noqa: BLE001 - wait for the others, then raise the first
-                    first_error = e
-            if in_flight == 0:
-                break
-            sub, fut = done.get()
-            in_flight -= 1
-            try:
-                out = fut.result()
-            except BaseException as e:  # noqa: BLE001
-                first_error = first_error or e
-                continue
-            if first_error is None:
-                finished(sub, out)
-        if first_error is not None:
-            raise first_error
-        if any(remaining[id(s)] for s in subs):
-            raise errors.InternalError(None, None, "a step's partitions did not all run (a dependency cycle)")
+        _Dataflow(subs, lambda sub: self._run_sub(sub, step_id, values, timeout_ms), values).run()
 
     @staticmethod
     def _cleanup(plan, step_id) -> None:

@@ -164,37 +164,37 @@ def _exported(ops, task, fed, fetches) -> set:
     return out
 
 
+def _sources(op, task, fed, in_step):
+    """(producer, crosses tasks) for every input and control input that orders `op` within the step."""
+    for t in op.inputs:
+        if t in fed:
+            continue
+        src = t.op
+        if src.type in _REF_TYPES and task[src] == task[op]:
+            continue  # a same-task variable is a reference, not a value
+        yield src, task[src] != task[op]
+    for c in op.control_inputs:
+        if c in in_step:
+            yield c, task[c] != task[op]
+
+
 def _stages(ops, task, fed, exported, in_step, fetch_tensors=()) -> dict:
     stage: dict = {}
-    for op in ops:  # creation order is topological
-        s = 0
-        for t in op.inputs:
-            if t in fed:
-                continue
-            src = t.op
-            if src.type in _REF_TYPES and task[src] == task[op]:
-                continue  # a same-task variable is a reference, not a value
-            s = max(s, stage[src] + (task[src] != task[op]))
-        for c in op.control_inputs:
-            if c in in_step:
-                s = max(s, stage[c] + (task[c] != task[op]))
-        stage[op] = s
     consumers: dict = {op: [] for op in ops}
-    for op in ops:
+    for op in ops:  # creation order is topological: as early as possible
+        stage[op] = max((stage[src] + crosses for src, crosses in _sources(op, task, fed, in_step)), default=0)
         for t in op.inputs:
             if t not in fed and t.op in consumers:
                 consumers[t.op].append(op)
         for c in op.control_inputs:
             if c in consumers:
                 consumers[c].append(op)
-    for op in reversed(ops):  # as late as the consumers allow (a value for another task: one stage earlier)
+    fetched = {t.op for t in fetch_tensors}
+    for op in reversed(ops):  # then as late as the consumers allow (a value for another task: a stage earlier)
         users = consumers[op]
-        if not users or (op.type in _REF_TYPES and op not in exported):
+        if not users or op in fetched or (op.type in _REF_TYPES and op not in exported):
             continue
-        latest = min(stage[u] - (task[u] != task[op]) for u in users)
-        if op in exported and any(t.op is op for t in fetch_tensors):
-            continue  # a client fetch: leave it where it is
-        stage[op] = max(stage[op], latest)
+        stage[op] = max(stage[op], min(stage[u] - (task[u] != task[op]) for u in users))
     return stage
 
 
@@ -203,75 +203,96 @@ def _local_device(device) -> str:
     return DeviceSpec(device_type=s.device_type, device_index=s.device_index).to_string()
 
 
-def _wire(sub: SubPartition, key, where: dict, task: dict, fed: set, fetch_set: set, placement: dict) -> None:
-    """Builds the sub-partition's GraphDef and its feeds, fetches, keeps and targets."""
-    members = set(sub.ops)
-    refs: list = []
-    recvs: dict = {}  # source tensor -> placeholder name
-    nodes = []
-    used_inside: set = set()
-    for op in sub.ops:
-        nd = node_def(op)
-        nd.device = _local_device(placement[op])
-        del nd.input[:]
-        for t in op.inputs:
-            src = t.op
-            if t not in fed and src in members:
-                nd.input.append(t.name if t.value_index else src.name)
-                used_inside.add(src)
-            elif t not in fed and src.type in _REF_TYPES and task[src] == sub.task:
-                if src not in refs:
-                    refs.append(src)
-                nd.input.append(src.name)
-            else:
-                if t not in recvs:
-                    recvs[t] = _recv_name(t)
-                nd.input.append(recvs[t])
-        for c in op.control_inputs:
-            if c in members:
-                nd.input.append("^" + c.name)
-                used_inside.add(c)
+class _Wiring:
+    """Builds one sub-partition's GraphDef: cross-task inputs become Placeholders, variables stay references."""
+
+    def __init__(self, sub: SubPartition, task: dict, fed: set, placement: dict):
+        self.sub, self.task, self.fed, self.placement = sub, task, fed, placement
+        self.members = set(sub.ops)
+        self.refs: list = []
+        self.recvs: dict = {}  # source tensor -> placeholder name
+        self.used_inside: set = set()
+
+    def input_name(self, t: Tensor) -> str:
+        src = t.op
+        if t not in self.fed and src in self.members:
+            self.used_inside.add(src)
+            return t.name if t.value_index else src.name
+        if t not in self.fed and src.type in _REF_TYPES and self.task[src] == self.sub.task:
+            self.add_ref(src)
+            return src.name
+        return self.recvs.setdefault(t, _recv_name(t))
+
+    def add_ref(self, v: Operation) -> None:
+        if v not in self.refs:
+            self.refs.append(v)
+
+    def check_attr_refs(self, op: Operation) -> None:
         for v in op.attrs.values():
-            if isinstance(v, Operation) and v.type in _REF_TYPES and v not in members and v not in refs:
-                if task.get(v, sub.task) != sub.task and v in task:
-                    raise errors.InvalidArgumentError(
-                        None, op, f"Node '{op.name}' on {sub.task} uses variable '{v.name}' on {task[v]}: a "
-                                  f"reference cannot cross tasks (colocate the op with its variable)")
-                refs.append(v)
-        nodes.append(nd)
-    ref_nodes = []
-    for v in refs:
-        nd = node_def(v)
-        nd.device = _local_device(placement.get(v, next(iter(placement.values()))))
+            if not (isinstance(v, Operation) and v.type in _REF_TYPES) or v in self.members:
+                continue
+            if v in self.task and self.task[v] != self.sub.task:
+                raise errors.InvalidArgumentError(
+                    None, op, f"Node '{op.name}' on {self.sub.task} uses variable '{v.name}' on {self.task[v]}: a "
+                              f"reference cannot cross tasks (colocate the op with its variable)")
+            self.add_ref(v)
+
+    def node(self, op: Operation):
+        nd = node_def(op)
+        nd.device = _local_device(self.placement[op])
         del nd.input[:]
-        ref_nodes.append(nd)
-    recv_nodes = []
-    for t, name in recvs.items():
+        nd.input.extend(self.input_name(t) for t in op.inputs)
+        for c in op.control_inputs:
+            if c in self.members:
+                nd.input.append("^" + c.name)
+                self.used_inside.add(c)
+        self.check_attr_refs(op)
+        return nd
+
+    def ref_node(self, v: Operation):
+        nd = node_def(v)
+        nd.device = _local_device(self.placement.get(v, next(iter(self.placement.values()))))
+        del nd.input[:]
+        return nd
+
+    def recv_node(self, t: Tensor, name: str):
         nd = GraphDef().node.add(name=name, op="Placeholder")
         nd.attr["dtype"].type = dtype_to_enum(t.dtype)
         nd.attr["shape"].shape.CopyFrom(shape_to_proto(t.shape))
-        recv_nodes.append(nd)
+        return nd
+
+
+def _wire(sub: SubPartition, key, where: dict, task: dict, fed: set, fetch_set: set, placement: dict) -> None:
+    """Builds the sub-partition's GraphDef and its feeds, fetches, keeps and targets."""
+    w = _Wiring(sub, task, fed, placement)
+    nodes = [w.node(op) for op in sub.ops]
+    ref_nodes = [w.ref_node(v) for v in w.refs]
+    recv_nodes = [w.recv_node(t, name) for t, name in w.recvs.items()]
+    for t, name in w.recvs.items():
         src_key = where.get(t.op)
-        if t in fed or src_key is None or src_key[0] != sub.task:
-            sub.sent.append((name + ":0", t.name))
-        else:
-            sub.local.append((name + ":0", t.name))
+        here = t not in fed and src_key is not None and src_key[0] == sub.task
+        (sub.local if here else sub.sent).append((name + ":0", t.name))
     gd = GraphDef()
     gd.versions.producer = PRODUCER_VERSION
     gd.node.extend(recv_nodes + ref_nodes + nodes)
     sub.graph_def = gd
-    _outputs(sub, members, used_inside, where, task, fed, fetch_set)
+    _outputs(sub, w.members, w.used_inside, where, fed, fetch_set)
 
 
-def _outputs(sub: SubPartition, members: set, used_inside: set, where: dict, task: dict, fed: set,
-             fetch_set: set) -> None:
-    needed_by: dict = {}  # tensor name -> set of consumer keys
+def _consumer_keys(sub: SubPartition, members: set, where: dict, fed: set) -> dict:
+    """tensor name -> the (task, stage) keys of the other sub-partitions that read it."""
+    needed_by: dict = {}
     for key_op, key in where.items():
         if key == (sub.task, sub.stage):
             continue
         for t in key_op.inputs:
             if t.op in members and t not in fed:
                 needed_by.setdefault(t.name, set()).add(key)
+    return needed_by
+
+
+def _outputs(sub: SubPartition, members: set, used_inside: set, where: dict, fed: set, fetch_set: set) -> None:
+    needed_by = _consumer_keys(sub, members, where, fed)
     for op in sub.ops:
         for t in op.outputs:
             keys = needed_by.get(t.name, set())
@@ -279,9 +300,9 @@ def _outputs(sub: SubPartition, members: set, used_inside: set, where: dict, tas
             later_here = any(k[0] == sub.task for k in keys)
             if remote or later_here:
                 sub.fetch.append(t.name)
-                if later_here:
-                    sub.keep.append(t.name)
-                    if remote:
-                        sub.keep_returned.append(t.name)
+            if later_here:
+                sub.keep.append(t.name)
+                if remote:
+                    sub.keep_returned.append(t.name)
         if not any(t.name in sub.fetch for t in op.outputs) and op not in used_inside:
             sub.targets.append(op.name)

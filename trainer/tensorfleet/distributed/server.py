@@ -142,7 +142,8 @@ class _Methods:
 
 
 class Server:
-    """`tf.train.Server(server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None, start=True)`."""
+    """`tf.train.Server(server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None,
+    start=True)`."""
 
     def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None,
                  start=True, limits: Optional[wire.Limits] = None):
