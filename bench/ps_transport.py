@@ -143,6 +143,16 @@ def _rate(fn, nbytes, min_seconds=0.4, min_reps=3):
     return reps * nbytes / (time.perf_counter() - start) / MB
 
 
+def _measure_round(out, sess, size_ops, data, raw, size) -> None:
+    """One round for one size: tensorfleet and raw TCP alternate, push then pull."""
+    x, pushed, _, pulled = size_ops
+    key = f"{size >> 20}MiB"
+    out["tensorfleet"].setdefault(f"push {key}", []).append(_rate(lambda: sess.run(pushed, {x: data}), size))
+    out["raw_tcp"].setdefault(f"push {key}", []).append(_rate(lambda: raw.push(data), size))
+    out["tensorfleet"].setdefault(f"pull {key}", []).append(_rate(lambda: sess.run(pulled), size))
+    out["raw_tcp"].setdefault(f"pull {key}", []).append(_rate(lambda: raw.pull(size), size))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -193,15 +203,9 @@ def bench(sizes, rounds, latency_calls, bulk=True):
         sess = tf.Session(server.target, graph=graph)
         sess.run(init)
         data = {size: np.random.RandomState(0).rand(size // 4).astype(np.float32) for size in sizes}
-        for r in range(rounds):
+        for _ in range(rounds):
             for size in sizes:
-                x, pushed, v, pulled = ops[size]
-                key = f"{size >> 20}MiB"
-                out["tensorfleet"].setdefault(f"push {key}", []).append(
-                    _rate(lambda: sess.run(pushed, {x: data[size]}), size))
-                out["raw_tcp"].setdefault(f"push {key}", []).append(_rate(lambda: raw.push(data[size]), size))
-                out["tensorfleet"].setdefault(f"pull {key}", []).append(_rate(lambda: sess.run(pulled), size))
-                out["raw_tcp"].setdefault(f"pull {key}", []).append(_rate(lambda: raw.pull(size), size))
+                _measure_round(out, sess, ops[size], data[size], raw, size)
         for _ in range(50):
             sess.run(trivial)
         lat = []
