@@ -208,3 +208,20 @@ def test_shutdown_stops_every_ps_whose_join_then_returns(cluster_procs, local_se
     for index in (0, 1):  # run_task.py exits once join() returns
         assert c.procs[("ps", index)].wait(20) == 0
     assert server.master.shutdown_tasks("ps") == ["/job:ps/replica:0/task:0", "/job:ps/replica:0/task:1"]
+
+
+@pytest.mark.parametrize("bulk", ["1", "0"])
+def test_run_options_timeout_bounds_a_slow_remote_step(cluster_procs, local_servers, monkeypatch, tmp_path, bulk):
+    monkeypatch.setenv("TENSORFLEET_BULK", bulk)
+    c = cluster_procs({"ps": 1, "worker": 2})
+    c.start("ps", 0, env={"TENSORFLEET_BULK": bulk})
+    server = _worker1_server(c, local_servers)
+    with tf.device("/job:ps/task:0"):  # waits 3 s for a file that never appears
+        slow = dist_test_ops.handshake(tf.constant(1.0), tmp_path / "mine", tmp_path / "never", timeout=3)
+        quick = tf.constant(2.0) * 2.0
+    with tf.Session(server.target, config=tf.ConfigProto(device_filters=["/job:ps"])) as sess:
+        start = time.monotonic()
+        with pytest.raises(errors.DeadlineExceededError, match="/job:ps/replica:0/task:0"):
+            sess.run(slow, options=tf.RunOptions(timeout_in_ms=300))
+        assert time.monotonic() - start < 2.5
+        assert sess.run(quick) == 4.0  # the session still works

@@ -134,7 +134,8 @@ class RpcClient:
         _keepalive(sock, self.timeouts.dead_peer_seconds)
         return sock, wire.FrameReader(sock, self.limits, self._buffers)
 
-    def _bulk_call(self, method: str, request, parts: list, payload_bytes: int) -> tuple:
+    def _bulk_call(self, method: str, request, parts: list, payload_bytes: int,
+                   timeout: Optional[float] = None) -> tuple:
         with self._pool_lock:
             conn = self._pool.pop() if self._pool else None
         if conn is None:
@@ -143,10 +144,16 @@ class RpcClient:
         header = service_pb2.CallHeader(method=f"{self.service}/{method}", message=request.SerializeToString(),
                                         payload_bytes=payload_bytes, token=self.token)
         try:
+            sock.settimeout(timeout)
             wire.send_frame(sock, header.SerializeToString(), parts, payload_bytes)
             reply, payload = reader.read()
             if reply is None:
                 raise ConnectionResetError("the task closed the connection")
+            sock.settimeout(None)
+        except socket.timeout:
+            sock.close()  # the reply may still come: this connection is out of step, drop it
+            raise errors.DeadlineExceededError(None, None, f"{method} on task {self.task} at {self.address} did "
+                                                           f"not finish within {timeout:.3f} s") from None
         except (OSError, wire.FrameError) as e:
             sock.close()
             raise rpc_errors.unavailable(self.task, self.address, f"{type(e).__name__}: {e}") from None
@@ -164,7 +171,7 @@ class RpcClient:
         if metas:
             _attach(request, metas)
         if self._bulk_port:
-            header, payload = self._bulk_call(method, request, parts, size)
+            header, payload = self._bulk_call(method, request, parts, size, timeout)
         elif _streams(self.service, method):
             header, payload = self._stream_call(method, request, parts, size, timeout)
         else:

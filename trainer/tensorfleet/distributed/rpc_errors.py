@@ -48,6 +48,9 @@ def error_from_rpc(err: grpc.RpcError, task: str, address: str) -> errors.OpErro
     """A gRPC failure seen by a client -> tf.errors, naming the task and address."""
     code = err.code() if hasattr(err, "code") else None
     details = err.details() if hasattr(err, "details") else str(err)
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return errors.DeadlineExceededError(None, None, f"Call to task {task} at {address} did not finish in time: "
+                                                        f"{details}")
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED) and code is not None:
         return errors.UnavailableError(None, None, f"Task {task} at {address} is unavailable: {details}")
     return error_from_status(tf_code(code), details or str(code), task)
