@@ -27,7 +27,8 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from . import errors
-from .graph import Graph, Operation, Tensor, get_default_graph
+from .default_graph import get_default_graph
+from .graph import Graph, Operation, Tensor
 from .op_registry import get_op_def
 from .tensor_shape import TensorShape
 
