@@ -9,8 +9,8 @@
 The ps tasks call `server.join()`. Each worker builds the same 784-256-10 MLP under
 `tf.device(tf.train.replica_device_setter(...))`, so the variables live on the ps
 tasks and the math on the worker, and trains asynchronously through a plain
-`tf.Session(server.target)`: worker 0 (the chief) initialises the variables, the
-others poll `tf.report_uninitialized_variables()` until it has. The chief prints the
+`tf.Session(server.target)`: the chief (the `chief` task if TF_CONFIG has one, else
+worker 0) initialises the variables, the others poll `tf.report_uninitialized_variables()` until it has. The chief prints the
 test accuracy once every worker's steps are in (`test_accuracy=0.97...`).
 """
 import argparse
@@ -65,11 +65,16 @@ def main(argv=None):
         print(f"ps {task_index} serving at {server.target}", flush=True)
         server.join()
         return
-    is_chief = task_index == 0
-    num_workers = cluster.num_tasks("worker")
-    mnist = read_data_sets("MNIST_data", one_hot=True, seed=task_index)
+    if job_name not in ("chief", "worker"):
+        print(f"{job_name} {task_index}: nothing to do in this example", flush=True)
+        return
+    # TF's rule: the chief task if the cluster has one, else worker 0
+    is_chief = job_name == "chief" or (task_index == 0 and "chief" not in cluster.jobs)
+    num_workers = sum(cluster.num_tasks(j) for j in ("chief", "worker") if j in cluster.jobs)
+    replica = task_index + (1 if job_name == "worker" and "chief" in cluster.jobs else 0)
+    mnist = read_data_sets("MNIST_data", one_hot=True, seed=replica)
 
-    worker_device = f"/job:worker/task:{task_index}"
+    worker_device = f"/job:{job_name}/task:{task_index}"
     with tf.device(tf.train.replica_device_setter(worker_device=worker_device, cluster=cluster)):
         global_step = tf.Variable(0, name="global_step", trainable=False)
         x = tf.placeholder(tf.float32, [None, 784], name="x")
@@ -96,7 +101,7 @@ def main(argv=None):
             print("chief: variables initialised", flush=True)
         else:
             while uninitialized(sess, report_op):
-                print(f"worker {task_index}: waiting for the chief to initialise the variables", flush=True)
+                print(f"{job_name} {task_index}: waiting for the chief to initialise the variables", flush=True)
                 time.sleep(0.2)
         start = time.time()
         step = 0
@@ -104,9 +109,9 @@ def main(argv=None):
             xs, ys = mnist.train.next_batch(args.batch_size)
             _, step = sess.run([train_op, global_step], {x: xs, y_: ys})
             if local_step % 200 == 0:
-                print(f"worker {task_index}: local step {local_step}, global step {step}", flush=True)
+                print(f"{job_name} {task_index}: local step {local_step}, global step {step}", flush=True)
         elapsed = time.time() - start
-        print(f"worker {task_index}: {args.train_steps} steps in {elapsed:.2f} s "
+        print(f"{job_name} {task_index}: {args.train_steps} steps in {elapsed:.2f} s "
               f"({args.train_steps / elapsed:.1f} steps/s), global step {step}", flush=True)
         if is_chief:
             deadline = time.time() + args.wait_secs

@@ -37,3 +37,27 @@ def test_mnist_mlp_1ps_2workers_async_reaches_95_percent(full_mnist_dir):
     result = json.loads(out0.strip().splitlines()[-1])
     assert result["global_step"] == 1200, out0
     assert result["test_accuracy"] >= 0.95, out0
+
+
+def test_mnist_mlp_from_tf_config_as_the_operator_writes_it(full_mnist_dir):
+    """Chief + ps + worker, each told its place only by TF_CONFIG in Kubeflow's format."""
+    pc, pp, pw = free_ports(3)
+    cluster = {"chief": [f"127.0.0.1:{pc}"], "ps": [f"127.0.0.1:{pp}"], "worker": [f"127.0.0.1:{pw}"]}
+    procs = {}
+    try:
+        for job in ("ps", "worker", "chief"):
+            tf_config = json.dumps({"cluster": cluster, "task": {"type": job, "index": 0}, "environment": "cloud"})
+            procs[job] = subprocess.Popen([sys.executable, EXAMPLE, "--train_steps=400"], stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True,
+                                          env=task_env({"TF_CONFIG": tf_config}))
+        out_chief, _ = procs["chief"].communicate(timeout=400)
+        out_worker, _ = procs["worker"].communicate(timeout=120)
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+            p.wait(10)
+    assert procs["chief"].returncode == 0, out_chief
+    assert procs["worker"].returncode == 0, out_worker
+    result = json.loads(out_chief.strip().splitlines()[-1])
+    assert result["global_step"] == 800 and result["test_accuracy"] >= 0.93, out_chief
