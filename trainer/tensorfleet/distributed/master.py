@@ -224,13 +224,18 @@ class Master:
     def run_step_by_name(self, handle: str, feeds: list, fetch_names: list, target_names: list,
                          timeout_ms: int = 0) -> list:
         session = self._session(handle)
-        g = session.graph
-        try:
-            fetches = [g.get_tensor_by_name(n) for n in fetch_names]
-            targets = [g.get_operation_by_name(n) for n in target_names]
-            feed_tensors = [g.get_tensor_by_name(n) for n, _ in feeds]
-        except (KeyError, ValueError) as e:
-            raise errors.InvalidArgumentError(None, None, f"RunStep: {e}") from None
+        key = (tuple(n for n, _ in feeds), tuple(fetch_names), tuple(target_names))
+        resolved = session.by_name.get(key)
+        if resolved is None:
+            g = session.graph
+            try:
+                resolved = ([g.get_tensor_by_name(n) for n in key[1]], [g.get_operation_by_name(n) for n in key[2]],
+                            [g.get_tensor_by_name(n) for n in key[0]])
+            except (KeyError, ValueError) as e:
+                raise errors.InvalidArgumentError(None, None, f"RunStep: {e}") from None
+            if len(session.by_name) < 1024:
+                session.by_name[key] = resolved
+        fetches, targets, feed_tensors = resolved
         return session.run(fetches, feed_tensors, [v for _, v in feeds], targets, timeout_ms)
 
     def close_session(self, handle: str) -> None:
@@ -342,6 +347,7 @@ class MasterSession:
         self.timeout_ms = timeout_ms
         self.lock = threading.Lock()
         self._plans: dict = {}
+        self.by_name: dict = {}  # (feed, fetch, target names) -> resolved graph elements (remote clients)
         self._registered: list = []  # (worker, handle)
         deadline = time.monotonic() + master.timeouts.startup_seconds
         self._tasks = master.tasks(device_filters)

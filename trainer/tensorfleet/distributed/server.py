@@ -42,6 +42,8 @@ from .worker import WorkerService
 
 logger = logging.getLogger("tensorfleet.distributed")
 _LOCAL_SERVERS: dict = {}  # port -> Server started in this process
+#: open bulk/local connections a server accepts at once (each is served by its own thread)
+MAX_BULK_CONNECTIONS = 512
 _LOCAL_LOCK = threading.Lock()
 
 
@@ -316,6 +318,10 @@ class Server:
                 conn, _ = listener.accept()
             except OSError:
                 return
+            if len(self._conns) >= MAX_BULK_CONNECTIONS:  # bounded: one thread per connection
+                _send_status(conn, errors.RESOURCE_EXHAUSTED, f"more than {MAX_BULK_CONNECTIONS} connections")
+                _close(conn)
+                continue
             if conn.family != socket.AF_UNIX:
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._conns.add(conn)
