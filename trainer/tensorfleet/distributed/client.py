@@ -20,6 +20,7 @@ import os
 import socket
 import threading
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Optional
 
 import grpc
@@ -27,6 +28,7 @@ import grpc
 from .. import errors
 from . import rpc_errors, wire
 from .protos import service_pb2
+from .tls import tls_from_env
 
 TOKEN_ENV = "TENSORFLEET_RPC_TOKEN"
 TOKEN_METADATA = "tensorfleet-token"
@@ -93,7 +95,10 @@ class RpcClient:
         self._buffers = wire.BufferPool()
         self._metadata = ((TOKEN_METADATA, self.token),)
         keepalive_ms = max(1000, int(timeouts.dead_peer_seconds * 1000 / 2))
-        self._channel = grpc.insecure_channel(address, options=[
+        self._tls = tls_from_env()
+        channel = grpc.insecure_channel if self._tls is None else partial(
+            grpc.secure_channel, credentials=self._tls.grpc_channel_credentials())
+        self._channel = channel(address, options=[
             ("grpc.max_send_message_length", limits.grpc_message_bytes),
             ("grpc.max_receive_message_length", limits.grpc_message_bytes),
             ("grpc.keepalive_time_ms", keepalive_ms),
@@ -110,7 +115,8 @@ class RpcClient:
             return
         self._bulk_port = port
         host, _ = split_address(self.address)
-        if local_socket and _is_loopback(host) and os.environ.get("TENSORFLEET_LOCAL_SOCKET", "1") != "0":
+        if local_socket and _is_loopback(host) and os.environ.get("TENSORFLEET_LOCAL_SOCKET", "1") != "0" \
+                and self._tls is None:
             self._local_socket = local_socket
 
     def _connect(self) -> tuple:
@@ -129,9 +135,15 @@ class RpcClient:
             sock = socket.create_connection((host, self._bulk_port), timeout=self.timeouts.connect_seconds)
         except OSError as e:
             raise rpc_errors.unavailable(self.task, self.address, f"cannot connect: {e}") from None
-        sock.settimeout(None)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         _keepalive(sock, self.timeouts.dead_peer_seconds)
+        if self._tls is not None:
+            try:
+                sock = self._tls.client_context().wrap_socket(sock, server_hostname=host)
+            except (OSError, ValueError) as e:
+                sock.close()
+                raise rpc_errors.unavailable(self.task, self.address, f"TLS handshake failed: {e}") from None
+        sock.settimeout(None)
         return sock, wire.FrameReader(sock, self.limits, self._buffers)
 
     def _bulk_call(self, method: str, request, parts: list, payload_bytes: int,

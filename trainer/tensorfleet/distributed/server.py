@@ -38,6 +38,7 @@ from .client import TOKEN_ENV, TOKEN_METADATA, _attach, _metas_of, job_token, sp
 from .cluster import ClusterSpec
 from .master import Master
 from .protos import cluster_pb2, service_pb2
+from .tls import tls_from_env
 from .worker import WorkerService
 
 logger = logging.getLogger("tensorfleet.distributed")
@@ -160,6 +161,7 @@ class Server:
         self._config = config
         self._limits = limits or wire.Limits()
         self._token = job_token()
+        self._tls = tls_from_env()
         address = cluster.task_address(job_name, task_index)
         self._host, self._port = split_address(address)
         self._bind = bind_host(self._host)
@@ -279,7 +281,10 @@ class Server:
         server.add_generic_rpc_handlers((_GrpcHandler(self),))
         host = f"[{self._bind}]" if ":" in self._bind else self._bind
         try:
-            port = server.add_insecure_port(f"{host}:{self._port}")
+            if self._tls is not None:
+                port = server.add_secure_port(f"{host}:{self._port}", self._tls.grpc_server_credentials())
+            else:
+                port = server.add_insecure_port(f"{host}:{self._port}")
         except RuntimeError as e:
             raise errors.UnavailableError(None, None, f"Could not bind {host}:{self._port} for task "
                                                       f"/job:{self._job}/task:{self._task}: {e}") from None
@@ -302,7 +307,8 @@ class Server:
         self._bulk_port = sock.getsockname()[1]
         threading.Thread(target=self._accept_loop, args=(sock,), name=f"tf-bulk-accept-{self._port}",
                          daemon=True).start()
-        if sys.platform.startswith("linux") and os.environ.get("TENSORFLEET_LOCAL_SOCKET", "1") != "0":
+        if sys.platform.startswith("linux") and os.environ.get("TENSORFLEET_LOCAL_SOCKET", "1") != "0" \
+                and self._tls is None:
             # same-host fast path: an abstract Unix socket (per network namespace, so pods never share one)
             local = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             name = f"tensorfleet-{os.getpid()}-{self._port}-{self._worker.incarnation:x}"
@@ -331,6 +337,15 @@ class Server:
         return not self._token or hmac.compare_digest(given.encode(), self._token.encode())
 
     def _serve_bulk(self, conn: socket.socket) -> None:
+        try:
+            if self._tls is not None and conn.family != socket.AF_UNIX:
+                self._conns.discard(conn)
+                conn = self._tls.server_context().wrap_socket(conn, server_side=True)
+                self._conns.add(conn)
+        except (OSError, ValueError):
+            self._conns.discard(conn)
+            _close(conn)
+            return
         reader = wire.FrameReader(conn, self._limits)
         try:
             while not self._stopped.is_set():

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -223,7 +224,8 @@ class FrameError(Exception):
 def send_frame(sock: socket.socket, header: bytes, parts: list, payload_bytes: int) -> None:
     buffers = [PREFIX.pack(MAGIC, len(header), payload_bytes), header] + parts
     total = sum(len(b) if not isinstance(b, memoryview) else b.nbytes for b in buffers)
-    sent = sock.sendmsg(buffers[:512]) if len(buffers) <= 512 else 0
+    gather = len(buffers) <= 512 and not isinstance(sock, ssl.SSLSocket)  # TLS sockets have no sendmsg
+    sent = sock.sendmsg(buffers) if gather else 0
     if sent == total:
         return
     skip = sent  # rare: a partial sendmsg (large payloads) or many buffers: finish with sendall
