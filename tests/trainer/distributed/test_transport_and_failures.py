@@ -106,3 +106,18 @@ def test_a_worker_killed_while_pushing_leaves_the_variable_whole(cluster_procs, 
     assert value[0] >= 3 and value[0] == int(value[0])
     assert np.all(value == value[0]), "a partial update reached the variable"
     assert os.environ.get("TENSORFLEET_BULK", "1") in ("1", "0")
+
+
+def test_an_unreachable_bulk_port_falls_back_to_grpc(cluster_procs, caplog):
+    from tensorfleet.distributed.client import RpcClient
+    from tensorfleet.distributed.protos import service_pb2 as pb
+    from conftest import free_ports
+
+    c = cluster_procs({"ps": 1})
+    c.start("ps", 0)
+    client = RpcClient(c.spec["ps"][0], "WorkerService", "/job:ps/replica:0/task:0")
+    client.enable_bulk(free_ports(1)[0])  # nothing listens there (as if a network policy blocked it)
+    status, _ = client.call("GetStatus", pb.GetStatusRequest(), pb.GetStatusResponse)
+    assert status.task == "/job:ps/replica:0/task:0"
+    assert "using gRPC" in caplog.text
+    client.close()

@@ -16,6 +16,7 @@ socket, gRPC keepalive on the channel); a status from the server keeps its class
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import socket
 import threading
@@ -30,6 +31,7 @@ from . import rpc_errors, wire
 from .protos import service_pb2
 from .tls import tls_from_env
 
+logger = logging.getLogger("tensorfleet.distributed")
 TOKEN_ENV = "TENSORFLEET_RPC_TOKEN"
 TOKEN_METADATA = "tensorfleet-token"
 
@@ -134,7 +136,7 @@ class RpcClient:
         try:
             sock = socket.create_connection((host, self._bulk_port), timeout=self.timeouts.connect_seconds)
         except OSError as e:
-            raise rpc_errors.unavailable(self.task, self.address, f"cannot connect: {e}") from None
+            raise _ConnectFailed(str(e)) from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         _keepalive(sock, self.timeouts.dead_peer_seconds)
         if self._tls is not None:
@@ -182,8 +184,15 @@ class RpcClient:
         metas, parts, size = wire.pack(tensors)
         if metas:
             _attach(request, metas)
+        header = None
         if self._bulk_port:
-            header, payload = self._bulk_call(method, request, parts, size, timeout)
+            try:
+                header, payload = self._bulk_call(method, request, parts, size, timeout)
+            except _ConnectFailed as e:  # nothing was sent: the gRPC port may still answer (a firewall, a proxy)
+                logger.warning("Bulk path to %s at %s unreachable (%s): using gRPC", self.task, self.address, e)
+                self._bulk_port = None
+        if header is not None:
+            pass
         elif _streams(self.service, method):
             header, payload = self._stream_call(method, request, parts, size, timeout)
         else:
@@ -221,6 +230,10 @@ class RpcClient:
         for s, _ in socks:
             s.close()
         self._channel.close()
+
+
+class _ConnectFailed(Exception):
+    """The bulk port did not accept a connection (nothing of the call was sent)."""
 
 
 _STREAMING = {("WorkerService", "RunGraph"), ("MasterService", "RunStep")}
