@@ -25,6 +25,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from concurrent import futures
 from typing import Optional
 
@@ -104,6 +105,8 @@ class _Methods:
         }
         self.worker, self.master = worker, master
         self.streaming = {f"{W}/RunGraph", f"{M}/RunStep"}
+        #: time.monotonic() of the last call served (an idle ps can exit after a timeout: issue 11)
+        self.last_call = time.monotonic()
 
     def _status(self, endpoints: tuple):
         bulk_port, local_socket = endpoints
@@ -132,6 +135,7 @@ class _Methods:
 
     def dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits) -> tuple:
         """-> (response message, [(name, array)]); raises tf.errors for every failure."""
+        self.last_call = time.monotonic()
         entry = self.table.get(method)
         if entry is None:
             raise errors.UnimplementedError(None, None, f"Unknown method {method!r}")
@@ -266,6 +270,11 @@ class Server:
     @property
     def limits(self) -> wire.Limits:
         return self._limits
+
+    @property
+    def idle_seconds(self) -> float:
+        """Seconds since this server last served a call (for an idle-timeout exit of an orphaned ps)."""
+        return time.monotonic() - self._methods.last_call
 
     def _bulk_enabled(self) -> bool:
         return os.environ.get("TENSORFLEET_BULK", "1") != "0"
