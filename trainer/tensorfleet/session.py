@@ -184,6 +184,7 @@ class BaseSession:
             raise TypeError(f"config must be a tf.ConfigProto, but got {type(config)}")
         if target:
             self._config = config if config is not None else ConfigProto()
+            self._resources = ResourceStore()  # unused by the remote run; keeps per-session hooks uniform
             self._remote = _factory_for(target).create(target, self._graph, self._config)
             return
         self._config = config = config if config is not None else ConfigProto()
