@@ -31,11 +31,14 @@ from typing import Iterable, Iterator, Optional, Sequence
 import numpy as np
 
 from .. import errors
-from ..graph_def import dtype_to_enum, enum_to_dtype, proto_to_shape, shape_to_proto
+from ..graph_def import dtype_to_enum, enum_to_dtype, shape_to_proto
 from ..protos import types_pb2
 from .protos import service_pb2
 
 ALIGN = 64
+_LITTLE = sys.byteorder == "little"  # the wire is little-endian
+_ENUM_BY_NP: dict = {}  # numpy dtype -> DataType number (filled on first use)
+_NP_BY_ENUM: dict = {}  # DataType number -> numpy dtype (filled on first use; unknown numbers raise)
 MAGIC = b"TFB1"
 PREFIX = struct.Struct("<4sIQ")  # magic, header bytes, payload bytes
 
@@ -94,9 +97,13 @@ def pack(named: Iterable[tuple]) -> tuple[list, list, int]:
             arr = arr.astype(arr.dtype.newbyteorder("<"))
         if not arr.flags.c_contiguous:
             arr = np.ascontiguousarray(arr)
-        meta = service_pb2.TensorMeta(name=name, dtype=dtype_to_enum(arr.dtype),  # type: ignore[arg-type]
-                                      offset=offset, nbytes=arr.nbytes)
-        meta.shape.CopyFrom(shape_to_proto(arr.shape))
+        enum = _ENUM_BY_NP.get(arr.dtype)
+        if enum is None:
+            enum = _ENUM_BY_NP[arr.dtype] = dtype_to_enum(arr.dtype)
+        meta = service_pb2.TensorMeta(name=name, dtype=enum, offset=offset, nbytes=arr.nbytes)  # type: ignore
+        dims = meta.shape.dim
+        for d in arr.shape:
+            dims.add(size=d)
         metas.append(meta)
         if arr.nbytes:
             parts.append(memoryview(arr.reshape(-1).view(np.uint8)))  # type: ignore[arg-type]
@@ -145,23 +152,26 @@ def unpack(metas: Sequence, payload, limits: Limits = DEFAULT_LIMITS, what: str 
     size = buf.size
     out = []
     for meta in metas:
-        where = f"{what}: tensor '{meta.name}'"
-        shape = proto_to_shape(meta.shape, where)
-        if not shape.is_fully_defined():
-            raise errors.InvalidArgumentError(None, None, f"{where}: shape must be fully defined")
-        dims = tuple(shape.as_tuple())
+        dims = tuple(d.size for d in meta.shape.dim)
+        if meta.shape.unknown_rank or any(d < 0 for d in dims):
+            raise errors.InvalidArgumentError(None, None, f"{what}: tensor '{meta.name}': shape must be fully "
+                                                          f"defined, got {list(dims)}")
         count = math.prod(dims)
         if meta.dtype == types_pb2.DT_STRING:
-            out.append((meta.name, _unpack_strings(buf, meta, dims, count, where)))
+            out.append((meta.name, _unpack_strings(buf, meta, dims, count, f"{what}: tensor '{meta.name}'")))
             continue
-        dt = enum_to_dtype(meta.dtype, where).np_dtype
+        dt = _NP_BY_ENUM.get(meta.dtype)
+        if dt is None:
+            where = f"{what}: tensor '{meta.name}'"
+            dt = _NP_BY_ENUM[meta.dtype] = enum_to_dtype(meta.dtype, where).np_dtype
         if meta.nbytes != count * dt.itemsize or meta.offset < 0 or meta.offset % ALIGN \
                 or meta.offset + meta.nbytes > size:
             raise errors.InvalidArgumentError(
-                None, None, f"{where}: {meta.nbytes} bytes at offset {meta.offset} do not fit a {dt.name}{list(dims)} "
+                None, None, f"{what}: tensor '{meta.name}': {meta.nbytes} bytes at offset {meta.offset} do not fit a {dt.name}{list(dims)} "
                             f"in a payload of {size} bytes")
-        arr = buf[meta.offset: meta.offset + meta.nbytes].view(dt.newbyteorder("<")).reshape(dims)
-        if arr.dtype != dt:
+        region = buf[meta.offset: meta.offset + meta.nbytes]
+        arr = region.view(dt if _LITTLE else dt.newbyteorder("<")).reshape(dims)
+        if not _LITTLE:
             arr = arr.astype(dt)
         arr.flags.writeable = False
         out.append((meta.name, arr))
