@@ -167,8 +167,8 @@ def unpack(metas: Sequence, payload, limits: Limits = DEFAULT_LIMITS, what: str 
         if meta.nbytes != count * dt.itemsize or meta.offset < 0 or meta.offset % ALIGN \
                 or meta.offset + meta.nbytes > size:
             raise errors.InvalidArgumentError(
-                None, None, f"{what}: tensor '{meta.name}': {meta.nbytes} bytes at offset {meta.offset} do not fit a {dt.name}{list(dims)} "
-                            f"in a payload of {size} bytes")
+                None, None, f"{what}: tensor '{meta.name}': {meta.nbytes} bytes at offset {meta.offset} do not "
+                            f"fit a {dt.name}{list(dims)} in a payload of {size} bytes")
         region = buf[meta.offset: meta.offset + meta.nbytes]
         arr = region.view(dt if _LITTLE else dt.newbyteorder("<")).reshape(dims)
         if not _LITTLE:
