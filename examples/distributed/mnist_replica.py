@@ -10,8 +10,8 @@ The ps tasks call `server.join()`. Each worker builds the same 784-256-10 MLP un
 `tf.device(tf.train.replica_device_setter(...))`, so the variables live on the ps
 tasks and the math on the worker, and trains asynchronously through a plain
 `tf.Session(server.target)`: the chief (the `chief` task if TF_CONFIG has one, else
-worker 0) initialises the variables, the others poll `tf.report_uninitialized_variables()` until it has. The chief prints the
-test accuracy once every worker's steps are in (`test_accuracy=0.97...`).
+worker 0) initialises the variables, the others poll `tf.report_uninitialized_variables()`
+until it has. The chief prints the test accuracy once every worker's steps are in (`test_accuracy=0.97...`).
 """
 import argparse
 import json
