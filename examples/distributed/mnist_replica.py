@@ -11,7 +11,8 @@ The ps tasks call `server.join()`. Each worker builds the same 784-256-10 MLP un
 tasks and the math on the worker, and trains asynchronously through a plain
 `tf.Session(server.target)`: the chief (the `chief` task if TF_CONFIG has one, else
 worker 0) initialises the variables, the others poll `tf.report_uninitialized_variables()`
-until it has. The chief prints the test accuracy once every worker's steps are in (`test_accuracy=0.97...`).
+until it has. The chief prints the test accuracy once every worker's steps are in
+(`test_accuracy=0.97...`).
 """
 import argparse
 import json
