@@ -17,6 +17,8 @@ from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
 from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
 from .saver import get_checkpoint_mtimes, remove_checkpoint
+from .device_setter import GreedyLoadBalancingStrategy, byte_size_load_fn, replica_device_setter
+from ..distributed import ClusterDef, ClusterSpec, JobDef, Server, ServerDef
 from ..protos.example_pb2 import Example, SequenceExample
 from ..protos.feature_pb2 import BytesList, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List
 from ..summary.saver_hook import SecondOrStepTimer, SummarySaverHook
@@ -30,5 +32,7 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "global_step", "assert_global_step", "ExponentialMovingAverage", "exponential_decay",
            "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay",
            "remove_checkpoint", "get_checkpoint_mtimes",
+           "replica_device_setter", "GreedyLoadBalancingStrategy", "byte_size_load_fn", "ClusterSpec", "ClusterDef",
+           "JobDef", "Server", "ServerDef",
            "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
            "FloatList", "Int64List", "SummarySaverHook", "SecondOrStepTimer", "SummaryWriterCache"]
