@@ -88,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     life.add_argument("--recovery-timeout", type=_non_negative(float), default=60.0,
                       help="seconds to wait for a lost peer before exiting (retryable)")
     life.add_argument("--max-recoveries", type=_non_negative(int), default=5)
+    life.add_argument("--release-timeout", type=_non_negative(float), default=60.0,
+                      help="chief: seconds to wait for the other workers to finish before releasing the ps tasks")
     life.add_argument("--grace-period", type=_positive(float), default=DEFAULT_GRACE_SECONDS,
                       help="after SIGTERM/SIGINT, exit at the latest after this many seconds")
     return p

@@ -38,8 +38,10 @@ def serve(args, task, shutdown, telemetry) -> int:
     threading.Thread(target=join, name="ps-join", daemon=True).start()
     shutdown.event.wait()
     if joined.is_set() and shutdown.signum is None:
-        runlog.log("done", "released by the chief")
-        return ExitCode.SUCCESS
+        code = getattr(server, "exit_code", None) or ExitCode.SUCCESS
+        runlog.log("done", f"released by the chief: {getattr(server, 'shutdown_reason', '') or 'server stopped'}",
+                   exit_code=int(code))
+        return code
     if hasattr(server, "stop"):
         server.stop()
     runlog.log("stopped", "stopped by a signal", exit_code=shutdown.exit_code)

@@ -111,9 +111,15 @@ class Trainer:
             with tf.device(self.placement.device_fn):
                 self.model = models.build(args.model, int(self.data.train.images.shape[1]), args.learning_rate,
                                           optimizer_wrapper=self._sync_wrapper())
+                # how many non-chief workers have finished (lives with the variables; never checkpointed)
+                self.workers_done = tf.Variable(0, trainable=False, name="tensorfleet_workers_done")
+                self.mark_done = tf.assign_add(self.workers_done, 1)
+            model_vars = [v for v in tf.global_variables() if v is not self.workers_done]
             self.init_op = tf.global_variables_initializer()
+            self.init_done_counter = tf.variables_initializer([self.workers_done])
             self.uninitialized = _uninitialized_op()
-            self.saver = tf.train.Saver(max_to_keep=args.keep_checkpoints) if self.checkpoint_dir else None
+            self.saver = (tf.train.Saver(var_list=model_vars, max_to_keep=args.keep_checkpoints)
+                          if self.checkpoint_dir else None)
             self.summary_op, self.summary_writer = self._summaries()
 
     def _sync_wrapper(self):
@@ -167,6 +173,7 @@ class Trainer:
                 latest = tf.train.latest_checkpoint(self.checkpoint_dir) if self.checkpoint_dir else None
                 if latest and self.saver is not None:
                     self.saver.restore(sess, latest)
+                    sess.run(self.init_done_counter)
                     runlog.log("restored", f"restored {latest}", path=latest)
                 else:
                     sess.run(self.init_op)
@@ -239,11 +246,31 @@ class Trainer:
                 runlog.log("test", "", global_step=step, loss=round(loss, 6), accuracy=round(accuracy, 6))
                 if path:
                     checkpoints.write_marker(self.checkpoint_dir, path, step)
+                self._release_cluster(sess)
+        elif not stopped and self.task.is_distributed:
+            sess.run(self.mark_done)   # the chief waits for this before it releases the ps tasks
         if stopped:
             runlog.log("stopped", "stopped by a signal", global_step=step, exit_code=self.shutdown.exit_code)
             return self.shutdown.exit_code
         runlog.log("done", "", global_step=step, local_steps=local_steps)
         return ExitCode.SUCCESS
+
+    def _release_cluster(self, sess) -> None:
+        """The chief, after its final checkpoint: wait (bounded) until the other workers have finished, then
+        tell every ps to stop serving (their `server.join()` returns and they exit 0)."""
+        if not self.task.is_distributed:
+            return
+        others = sum(len(self.task.cluster.get(j, [])) for j in ("chief", "master", "worker")) - 1
+        deadline = time.monotonic() + self.args.release_timeout
+        done = int(sess.run(self.workers_done))
+        while done < others and time.monotonic() < deadline and not self.shutdown.requested:
+            self.shutdown.event.wait(INIT_POLL_SECONDS)
+            done = int(sess.run(self.workers_done))
+        runlog.log("workers_finished", f"{done} of {others} other worker(s) finished", finished=done, workers=others)
+        master = getattr(self.placement.server, "master", None)
+        if self.task.cluster.get("ps") and hasattr(master, "shutdown_tasks"):
+            failed = master.shutdown_tasks("ps", "training finished", 0)
+            runlog.log("ps_released", "told the ps tasks to stop", unreachable=",".join(failed))
 
     def close(self) -> None:
         if self.placement.server is not None and hasattr(self.placement.server, "stop"):
