@@ -9,7 +9,6 @@ import signal
 import socket
 
 import pytest
-
 import tensorfleet as tf
 from tensorfleet_train.exit_codes import ExitCode
 

@@ -9,6 +9,7 @@ import signal
 import sys
 import textwrap
 
+import pytest
 import tensorfleet as tf
 from tensorfleet_train.checkpoints import MARKER_NAME
 from tensorfleet_train.exit_codes import ExitCode, is_permanent, is_retryable
@@ -186,19 +187,90 @@ def test_evaluator_stops_on_sigterm_and_needs_a_directory(launcher, tmp_path):
     assert p.wait() == ExitCode.BAD_ARGUMENTS and "--checkpoint-dir" in p.output
 
 
-def test_metrics_endpoint_serves_while_training(launcher, tmp_path):
+def _scrape(port) -> dict:
+    """{(name, labels...): value} of one /metrics scrape, parsed with prometheus_client's own parser."""
     import urllib.request
 
-    p = launcher(["--model", "mnist-mlp", "--steps", "100000000", "--log-every", "5", *DIGITS])
+    from prometheus_client.parser import text_string_to_metric_families
+
+    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for fam in text_string_to_metric_families(body) for s in fam.samples}
+
+
+def test_metrics_endpoint_serves_while_training(launcher, tmp_path):
+    from tensorfleet import metrics
+
+    tf_config = {"cluster": {"worker": ["127.0.0.1:1"], "evaluator": ["127.0.0.1:2"]},
+                 "task": {"type": "evaluator", "index": 0}}
+    p = launcher(["--model", "mnist-mlp", "--steps", "100000000", "--log-every", "5", "--save-checkpoint-steps", "50",
+                  "--checkpoint-dir", str(tmp_path), *DIGITS], env={"TENSORFLEET_JOB_NAME": "mnist-job"})
     port = json.loads(p.wait_for(_event("metrics_serving")))["port"]
     p.wait_for(_event("progress"))
-    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
-    assert "tensorfleet_executor_runs_total" in body
-    p.signal(signal.SIGTERM)
-    assert p.wait() == 143
+    first = _scrape(port)
+    p.wait_for(_event("checkpoint"))
+    step_after_checkpoint = p.events("checkpoint")[0]["global_step"]
+    second = _scrape(port)
+    evaluator = launcher(["--model", "mnist-mlp", "--checkpoint-dir", str(tmp_path), "--eval-interval", "0.2", *DIGITS],
+                         tf_config=tf_config, env={"TENSORFLEET_JOB_NAME": "mnist-job"})
+    eval_port = json.loads(evaluator.wait_for(_event("metrics_serving")))["port"]
+    evaluated = json.loads(evaluator.wait_for(_event("eval")))
+    evaluated_metrics = _scrape(eval_port)
+    for proc in (p, evaluator):
+        proc.signal(signal.SIGTERM)
+        assert proc.wait() == 143
+
+    def runs(scrape):
+        return sum(v for (name, _), v in scrape.items() if name == "tensorfleet_executor_runs_total")
+
+    assert runs(second) > runs(first) > 0   # the executor's own series, served in every build
+    if not hasattr(metrics, "TrainerMetrics"):
+        assert any(name.startswith("tensorfleet_executor_") for name, _ in second)
+        return
+    me = (("job_name", "mnist-job"), ("replica_index", "0"), ("replica_type", "worker"))
+    assert second[("tensorfleet_train_target_steps", me)] == 100000000
+    assert second[("tensorfleet_train_global_step", me)] >= step_after_checkpoint > \
+        first[("tensorfleet_train_global_step", me)] >= 5
+    assert second[("tensorfleet_train_steps_total", me)] > first[("tensorfleet_train_steps_total", me)]
+    assert second[("tensorfleet_train_examples_total", me)] == 100 * second[("tensorfleet_train_steps_total", me)]
+    assert second[("tensorfleet_train_examples_per_second", me)] > 0
+    assert 0 < second[("tensorfleet_train_loss", me)] < 10
+    assert second[("tensorfleet_checkpoint_duration_seconds_count", me)] >= 1
+    steps = second[("tensorfleet_train_steps_total", me)]
+    assert second[("tensorfleet_train_step_duration_seconds_count", me)] == steps
+    ev = (("job_name", "mnist-job"), ("replica_index", "0"), ("replica_type", "evaluator"))
+    assert evaluated_metrics[("tensorfleet_train_global_step", ev)] == evaluated["global_step"]
+    assert evaluated_metrics[("tensorfleet_train_loss", ev)] == pytest.approx(evaluated["loss"], abs=1e-6)
 
 
 def test_module_and_console_script_agree():
     text = open(os.path.join(os.path.dirname(__file__), "..", "..", "pyproject.toml")).read()
     assert 'tensorfleet-train = "tensorfleet_train.cli:main"' in text
     assert textwrap.dedent('"tensorfleet_train*"') in text
+
+
+def test_chief_and_evaluator_write_tensorboard_scalars(launcher, tmp_path):
+    if not hasattr(tf, "summary"):
+        pytest.skip("this tensorfleet has no tf.summary (issue 12's TensorBoard part)")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    ckpt = tmp_path / "ckpt"
+    tf_config = {"cluster": {"worker": ["127.0.0.1:1"], "evaluator": ["127.0.0.1:2"]},
+                 "task": {"type": "evaluator", "index": 0}}
+    chief = launcher(["--model", "mnist-softmax", "--steps", "60", "--log-every", "20", "--checkpoint-dir", str(ckpt),
+                      *DIGITS])
+    assert chief.wait() == 0, chief.output
+    evaluator = launcher(["--model", "mnist-softmax", "--checkpoint-dir", str(ckpt), *DIGITS], tf_config=tf_config)
+    assert evaluator.wait() == 0, evaluator.output
+    train = EventAccumulator(str(ckpt))
+    train.Reload()
+    losses = [(e.step, e.value) for e in train.Scalars("loss")]
+    logged = [(d["global_step"], d["loss"]) for d in chief.events("progress")]
+    assert [s for s, _ in losses] == [s for s, _ in logged] == [20, 40, 60]
+    assert all(abs(v - lv) <= 1e-6 * max(1.0, abs(lv)) for (_, v), (_, lv) in zip(losses, logged, strict=True))
+    assert len(train.Scalars("accuracy")) == 3
+    evaluated = EventAccumulator(str(ckpt / "eval"))
+    evaluated.Reload()
+    final = evaluator.events("eval")[-1]
+    assert [(e.step, round(e.value, 5)) for e in evaluated.Scalars("accuracy")][-1] == \
+        (60, round(final["accuracy"], 5))

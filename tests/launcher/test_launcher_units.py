@@ -6,7 +6,14 @@ import socket
 
 import pytest
 from tensorfleet_train import cli, runlog, startup
-from tensorfleet_train.exit_codes import ExitCode, LauncherExit, describe, for_signal, from_returncode, is_retryable
+from tensorfleet_train.exit_codes import (
+    ExitCode,
+    LauncherExit,
+    describe,
+    for_signal,
+    from_returncode,
+    is_retryable,
+)
 from tensorfleet_train.task import Task, parse_tf_config, task_from_environ
 
 OPERATOR_STYLE = ('{"cluster":{"chief":["j-chief-0.ns.svc:2222"],"evaluator":["j-evaluator-0.ns.svc:2222"],'

@@ -111,8 +111,10 @@ def build(name: str, pixels: int, learning_rate: Optional[float], training: bool
     labels = tf.placeholder(tf.int64, [None], name="labels")
     keep_prob = tf.placeholder_with_default(1.0, [], name="keep_prob")
     logits = _BUILDERS[name](x, keep_prob, pixels)
-    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits), name="loss")
-    accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), labels), tf.float32), name="accuracy")
+    # op names leave "loss" and "accuracy" free for the summaries' tags
+    per_example = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    loss = tf.reduce_mean(per_example, name="cross_entropy")
+    accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(logits, 1), labels), tf.float32), name="batch_accuracy")
     train_op = step_after = None
     if training:
         rate = DEFAULT_LEARNING_RATES[name] if learning_rate is None else learning_rate
