@@ -113,15 +113,31 @@ def test_probe_and_wait_against_a_real_listener():
         sock.close()
 
 
-def test_log_formats_carry_role_and_index():
+@pytest.fixture
+def restore_logging():
+    import logging
+
+    root, own = logging.getLogger(), logging.getLogger(runlog.LOGGER_NAME)
+    saved = root.handlers[:], own.handlers[:], own.propagate, own.level
+    yield
+    root.handlers[:], own.handlers[:] = saved[0], saved[1]
+    own.propagate, own.level = saved[2], saved[3]
+
+
+def test_log_formats_carry_role_and_index(restore_logging):
     text, js = io.StringIO(), io.StringIO()
     runlog.configure("ps", 3, "text", stream=text)
     runlog.log("progress", "", global_step=10, loss=0.5)
     runlog.configure("ps", 3, "json", stream=js)
     runlog.log("progress", "hello", global_step=10, loss=float("nan"))
-    runlog.configure("launcher", 0, "text")
+    import logging
+
+    logging.getLogger("tensorfleet").warning("from the runtime")
     assert " INFO ps:3 progress global_step=10 loss=0.5" in text.getvalue()
-    doc = json.loads(js.getvalue())
+    runtime = json.loads(js.getvalue().splitlines()[1])
+    assert (runtime["role"], runtime["index"], runtime["event"], runtime["msg"]) == ("ps", 3, "tensorfleet",
+                                                                                     "from the runtime")
+    doc = json.loads(js.getvalue().splitlines()[0])
     assert doc["role"] == "ps" and doc["index"] == 3 and doc["event"] == "progress" and doc["msg"] == "hello"
     assert doc["global_step"] == 10 and doc["loss"] == "nan"
 

@@ -49,7 +49,8 @@ class _RoleFormatter(logging.Formatter):
 
     @staticmethod
     def event(record: logging.LogRecord) -> str:
-        return getattr(record, "event", None) or "log"
+        """The launcher's event name; for other loggers' records (tensorfleet, grpc), the logger's name."""
+        return getattr(record, "event", None) or record.name
 
 
 class TextFormatter(_RoleFormatter):
@@ -88,6 +89,11 @@ def configure(role: str, index: int, log_format: str = "text", stream=None) -> l
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False
+    # other loggers' warnings (tensorfleet's runtime, grpc) come out in the same format, with role and index
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
     return logger
 
 
