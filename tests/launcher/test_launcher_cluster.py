@@ -103,3 +103,50 @@ def test_lost_ps_exits_ps_unavailable_after_the_recovery_budget(launcher, tmp_pa
     lost = chief.events("peer_lost")[0]
     assert "UnavailableError" in lost["msg"] and "/job:ps" in lost["msg"]
     assert "recovery: 1 peer(s) still unreachable after 3 s: ps:0" in chief.events("exit")[-1]["msg"]
+
+
+def _scrape(port) -> dict:
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for fam in text_string_to_metric_families(body) for s in fam.samples}
+
+
+def _total(scrape, name, **labels):
+    return sum(v for (n, lab), v in scrape.items() if n == name and all((k, v2) in lab for k, v2 in labels.items()))
+
+
+def test_metrics_of_every_task_move_during_training(launcher):
+    from tensorfleet import metrics
+
+    ps, w0, w1 = _ports(3)
+    cluster = {"ps": [f"127.0.0.1:{ps}"], "worker": [f"127.0.0.1:{w0}", f"127.0.0.1:{w1}"]}
+    args = ["--model", "mnist-mlp", "--steps", "100000000", "--log-every", "20", *DIGITS]
+    env = {"TENSORFLEET_JOB_NAME": "dist-mnist"}
+    procs = {"ps": launcher(args, tf_config=_tf_config(cluster, "ps", 0), env=env),
+             "worker:0": launcher(args, tf_config=_tf_config(cluster, "worker", 0), env=env),
+             "worker:1": launcher(args, tf_config=_tf_config(cluster, "worker", 1), env=env)}
+    ports = {name: json.loads(p.wait_for(_event("metrics_serving")))["port"] for name, p in procs.items()}
+    for name in ("worker:0", "worker:1"):
+        procs[name].wait_for(_event("progress"))
+    first = {name: _scrape(port) for name, port in ports.items()}
+    for name in ("worker:0", "worker:1"):   # a later progress line: more steps were taken since
+        last = procs[name].events("progress")[-1]["global_step"]
+        procs[name].wait_for(lambda line, g=last: _event("progress")(line) and json.loads(line)["global_step"] > g)
+    second = {name: _scrape(port) for name, port in ports.items()}
+    for proc in procs.values():
+        proc.signal(signal.SIGTERM)
+    assert [proc.wait() for proc in procs.values()] == [143, 143, 143]
+    runs = "tensorfleet_executor_runs_total"
+    assert _total(second["ps"], runs) > _total(first["ps"], runs) > 0   # the ps runs the workers' partitions
+    if not hasattr(metrics, "TrainerMetrics"):
+        return
+    for name, index in (("worker:0", "0"), ("worker:1", "1")):
+        me = {"job_name": "dist-mnist", "replica_type": "worker", "replica_index": index}
+        for series in ("tensorfleet_train_steps_total", "tensorfleet_train_examples_total",
+                       "tensorfleet_train_global_step"):
+            assert _total(second[name], series, **me) > _total(first[name], series, **me) > 0, (name, series)
+        assert _total(second[name], "tensorfleet_train_examples_per_second", **me) > 0

@@ -116,7 +116,7 @@ def parse_args(argv: Sequence[str]):
     return args, command
 
 
-def _run(args, command: list, environ) -> int:
+def _run(args, command: list, environ, shutdown: Shutdown) -> int:
     from .task import task_from_environ
 
     task = task_from_environ(environ)
@@ -124,7 +124,6 @@ def _run(args, command: list, environ) -> int:
     runlog.log("start", f"tensorfleet-train as {task.name}", role=task.type, index=task.index,
                chief=task.is_chief, cluster=",".join(f"{j}={len(a)}" for j, a in sorted(task.cluster.items())),
                cuda_visible_devices=environ.get("CUDA_VISIBLE_DEVICES", "unset"))
-    shutdown = Shutdown(args.grace_period)
     peers = task.peers_needed() if args.wait_for_peers else {}
     if not args.model:
         from . import script_runner
@@ -166,16 +165,18 @@ def _run(args, command: list, environ) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args, command = parse_args(sys.argv[1:] if argv is None else argv)
     runlog.configure("launcher", 0, args.log_format)
+    shutdown = Shutdown(args.grace_period)
     try:
-        code = _run(args, command, os.environ)
+        code = _run(args, command, os.environ, shutdown)
     except LauncherExit as e:
         code = e.code
         runlog.log("exit", e.message, level=40, exit_code=code, exit_class=describe(code))
     except KeyboardInterrupt:
         code = ExitCode.SIGINT
         runlog.log("exit", "interrupted", level=40, exit_code=code)
-    except Exception as e:   # a Python exception in the model or in user code: permanent
-        code = ExitCode.TRAINING_ERROR
+    except Exception as e:   # a Python exception in the model or in user code: permanent ...
+        # ... unless it happened while stopping on a signal (peers shutting down too): the signal's code
+        code = shutdown.exit_code if shutdown.requested else ExitCode.TRAINING_ERROR
         runlog.log("exit", f"{type(e).__name__}: {e}", level=40, exc_info=True, exit_code=code)
     else:
         runlog.log("exit", "", exit_code=int(code), exit_class=describe(int(code)))

@@ -150,7 +150,10 @@ class Trainer:
                 try:
                     return self._session()
                 except RECOVERABLE_ERRORS as e:
-                    if not self.task.is_distributed or self.shutdown.requested:
+                    if self.shutdown.requested:   # peers going away during a pod shutdown: the signal's code
+                        runlog.log("peer_lost", f"after the signal: {type(e).__name__}", level=30)
+                        return self.shutdown.exit_code
+                    if not self.task.is_distributed:
                         raise
                     recoveries += 1
                     runlog.log("peer_lost", f"{type(e).__name__}: {e.message if hasattr(e, 'message') else e}",
