@@ -144,6 +144,15 @@ def test_metrics_of_every_task_move_during_training(launcher):
     assert _total(second["ps"], runs) > _total(first["ps"], runs) > 0   # the ps runs the workers' partitions
     if not hasattr(metrics, "TrainerMetrics"):
         return
+    # the ps holds every variable of the model (and the launcher's finished-workers counter): their exact bytes
+    from tensorfleet_train import models
+
+    with tf.Graph().as_default():
+        models.build("mnist-mlp", 64, None)
+        tf.Variable(0, trainable=False, name="tensorfleet_workers_done")
+        expected = sum(v.dtype.size * v.get_shape().num_elements() for v in tf.global_variables())
+    ps_me = {"job_name": "dist-mnist", "replica_type": "ps", "replica_index": "0"}
+    assert _total(second["ps"], "tensorfleet_ps_variable_bytes", **ps_me) == expected
     for name, index in (("worker:0", "0"), ("worker:1", "1")):
         me = {"job_name": "dist-mnist", "replica_type": "worker", "replica_index": index}
         for series in ("tensorfleet_train_steps_total", "tensorfleet_train_examples_total",

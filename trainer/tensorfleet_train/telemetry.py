@@ -102,6 +102,10 @@ class Telemetry:
         if self.metrics is not None:
             self.metrics.set_loss(value)
 
+    def ps_variable_bytes(self, nbytes: int) -> None:
+        if self.metrics is not None:
+            self.metrics.set_ps_variable_bytes(nbytes)
+
     def checkpoint(self, seconds: float, when: float) -> None:
         if self.metrics is not None:
             self.metrics.record_checkpoint(seconds, when)

@@ -270,7 +270,7 @@ class Trainer:
             self.shutdown.event.wait(INIT_POLL_SECONDS)
             done = int(sess.run(self.workers_done))
         runlog.log("workers_finished", f"{done} of {others} other worker(s) finished", finished=done, workers=others)
-        master = getattr(self.placement.server, "master", None)
+        master: Any = getattr(self.placement.server, "master", None)
         if self.task.cluster.get("ps") and hasattr(master, "shutdown_tasks"):
             failed = master.shutdown_tasks("ps", "training finished", 0)
             runlog.log("ps_released", "told the ps tasks to stop", unreachable=",".join(failed))
