@@ -63,6 +63,13 @@ def test_invalid_tf_config_is_permanent(launcher):
     assert p.wait() == ExitCode.INVALID_TF_CONFIG and "worker:2 is not in cluster.worker" in p.output
 
 
+def test_missing_data_is_permanent(launcher, tmp_path):
+    p = launcher(["--model", "mnist-softmax", "--data", "mnist", "--steps", "5"],
+                 env={"TENSORFLEET_DATA_DIR": str(tmp_path / "no-data"), "XDG_CACHE_HOME": str(tmp_path / "no-cache")})
+    assert p.wait() == ExitCode.DATA_UNAVAILABLE == 4 and is_permanent(4)
+    assert "python -m tensorfleet.datasets fetch" in p.output
+
+
 def test_user_exception_and_script_codes(launcher, tmp_path):
     script = tmp_path / "boom.py"
     script.write_text("import sys\nprint('args', sys.argv[1:])\nraise ValueError('user code failed')\n")
