@@ -159,3 +159,31 @@ def test_metrics_of_every_task_move_during_training(launcher):
                        "tensorfleet_train_global_step"):
             assert _total(second[name], series, **me) > _total(first[name], series, **me) > 0, (name, series)
         assert _total(second[name], "tensorfleet_train_examples_per_second", **me) > 0
+
+
+def test_restarted_ps_is_restored_from_the_chiefs_checkpoint(launcher, tmp_path):
+    # TENSORFLEET_BULK=0: the runtime's client keeps the bulk port of the ps process it first talked to, so
+    # after a ps restart (new bulk port) every call on the cached connection fails; gRPC reconnects.
+    ps, w0 = _ports(2)
+    cluster = {"ps": [f"127.0.0.1:{ps}"], "worker": [f"127.0.0.1:{w0}"]}
+    env = {"TENSORFLEET_BULK": "0"}
+    args = ["--model", "mnist-mlp", "--steps", "100000000", "--log-every", "5", "--save-checkpoint-steps", "20",
+            "--recovery-timeout", "60", *DIGITS]
+    ps_proc = launcher(args, tf_config=_tf_config(cluster, "ps", 0), env=env)
+    chief = launcher([*args, "--checkpoint-dir", str(tmp_path)], tf_config=_tf_config(cluster, "worker", 0), env=env)
+    chief.wait_for(_event("checkpoint"))
+    ps_proc.popen.kill()
+    assert ps_proc.wait() == -signal.SIGKILL
+    chief.wait_for(_event("peer_lost"))
+    ps_again = launcher(args, tf_config=_tf_config(cluster, "ps", 0), env=env)   # the pod, recreated
+    restored = json.loads(chief.wait_for(_event("restored")))
+    checkpoint_step = int(restored["path"].rsplit("-", 1)[1])
+
+    def resumed(line):
+        return _event("training")(line) and json.loads(line)["global_step"] > 0
+
+    assert json.loads(chief.wait_for(resumed))["global_step"] == checkpoint_step > 0   # not from scratch
+    chief.wait_for(lambda line: _event("progress")(line) and json.loads(line)["global_step"] > checkpoint_step + 5)
+    for proc in (chief, ps_again):
+        proc.signal(signal.SIGTERM)
+    assert chief.wait() == 143 and ps_again.wait() == 143

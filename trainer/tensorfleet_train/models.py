@@ -123,7 +123,9 @@ def build(name: str, pixels: int, learning_rate: Optional[float], training: bool
             opt = optimizer_wrapper(opt)
         train_op = opt.minimize(loss, global_step=global_step)
         with tf.control_dependencies([train_op]):
-            step_after = tf.identity(global_step, name="global_step_after_train")
+            # read_value() is colocated with the variable (on its ps), so the control dependency orders the
+            # read itself after the update; tf.identity(global_step) would only order a copy of an earlier read
+            step_after = global_step.read_value()
     dropout_keep = {"mnist-mlp": 0.9, "mnist-cnn": 0.5}.get(name)
     feeds = {keep_prob: dropout_keep} if dropout_keep and training else {}
     return Model(x, labels, loss, accuracy, global_step, train_op, feeds, step_after)
