@@ -16,6 +16,7 @@ Also `python -m tensorfleet_train`. (`tensorfleet` never imports this package, s
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from typing import Optional, Sequence
@@ -170,14 +171,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         code = _run(args, command, os.environ, shutdown)
     except LauncherExit as e:
         code = e.code
-        runlog.log("exit", e.message, level=40, exit_code=code, exit_class=describe(code))
+        runlog.log("exit", e.message, level=logging.ERROR, exit_code=code, exit_class=describe(code))
     except KeyboardInterrupt:
         code = ExitCode.SIGINT
-        runlog.log("exit", "interrupted", level=40, exit_code=code)
+        runlog.log("exit", "interrupted", level=logging.ERROR, exit_code=code)
     except Exception as e:   # a Python exception in the model or in user code: permanent ...
         # ... unless it happened while stopping on a signal (peers shutting down too): the signal's code
         code = shutdown.exit_code if shutdown.requested else ExitCode.TRAINING_ERROR
-        runlog.log("exit", f"{type(e).__name__}: {e}", level=40, exc_info=True, exit_code=code)
+        runlog.log("exit", f"{type(e).__name__}: {e}", level=logging.ERROR, exc_info=True, exit_code=code)
     else:
         runlog.log("exit", "", exit_code=int(code), exit_class=describe(int(code)))
     for handler in runlog.get().handlers:

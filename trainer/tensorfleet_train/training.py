@@ -160,8 +160,8 @@ class Trainer:
                                recovery=recoveries)
                     peers = self.task.peers_needed()
                     if recoveries > self.args.max_recoveries:
-                        raise LauncherExit(startup.recovery_exit_code(list(peers)),
-                                           f"gave up after {self.args.max_recoveries} recoveries: {e}") from None
+                        raise LauncherExit(ExitCode.LOST_PEER, f"gave up after {self.args.max_recoveries} "
+                                                               f"recoveries: {e}") from None
                     startup.wait_for_peers(peers, self.args.recovery_timeout, exit_code=startup.recovery_exit_code,
                                            stop=lambda: self.shutdown.requested, what="recovery")
         finally:
