@@ -16,6 +16,7 @@ recovered from: wait for the peers again for `--recovery-timeout` and open a new
 """
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -151,7 +152,7 @@ class Trainer:
                     return self._session()
                 except RECOVERABLE_ERRORS as e:
                     if self.shutdown.requested:   # peers going away during a pod shutdown: the signal's code
-                        runlog.log("peer_lost", f"after the signal: {type(e).__name__}", level=30)
+                        runlog.log("peer_lost", f"after the signal: {type(e).__name__}", level=logging.WARNING)
                         return self.shutdown.exit_code
                     if not self.task.is_distributed:
                         raise
