@@ -38,6 +38,13 @@ def test_single_process_model_trains_to_a_loss_drop(launcher, tmp_path):
     assert p.events("exit")[-1]["exit_code"] == 0
 
 
+@pytest.mark.parametrize("model", ["mnist-softmax", "mnist-mlp", "mnist-cnn"])
+def test_every_built_in_model_learns(launcher, model):
+    p = launcher(["--model", model, "--steps", "150", "--batch-size", "50", "--log-every", "50", *DIGITS])
+    assert p.wait() == 0, p.output
+    assert p.events("test")[0]["accuracy"] >= 0.8   # chance is 0.1
+
+
 def test_text_log_lines_carry_role_and_index(launcher):
     p = launcher(["--model", "mnist-mlp", "--steps", "20", "--log-every", "10", "--data", "digits"])
     assert p.wait() == 0, p.output
