@@ -50,6 +50,15 @@ def test_peers_needed_per_role():
     assert Task("worker", 0, {}).peers_needed() == {} and not Task("worker", 0, {}).is_distributed
 
 
+def test_peers_all_is_every_other_training_task():
+    cluster = {"chief": ["c:1"], "ps": ["p:1"], "worker": ["w0:1", "w1:1"], "evaluator": ["e:1"]}
+    assert Task("worker", 1, cluster).peers_all() == {"chief:0": "c:1", "ps:0": "p:1", "worker:0": "w0:1"}
+    assert Task("ps", 0, cluster).peers_all() == {"chief:0": "c:1", "worker:0": "w0:1", "worker:1": "w1:1"}
+    assert Task("evaluator", 0, cluster).peers_all() == {}
+    args, _ = cli.parse_args(["--model", "mnist-mlp"])
+    assert args.wait_for == "needed"
+
+
 def test_no_tf_config_is_a_single_chief():
     task = task_from_environ({})
     assert (task.type, task.index, task.is_chief, task.is_distributed) == ("worker", 0, True, False)

@@ -85,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     life = p.add_argument_group("start-up and shutdown")
     life.add_argument("--startup-timeout", type=_non_negative(float), default=300.0,
                       help="seconds to wait for peers (and, on a worker, for the chief's initialisation)")
-    life.add_argument("--no-wait-for-peers", dest="wait_for_peers", action="store_false")
+    life.add_argument("--wait-for", choices=("needed", "all", "none"), default="needed",
+                      help="peers to wait for at start-up: the ones this task talks to (ps tasks, or the chief in a "
+                           "worker-only cluster), every training task, or none")
     life.add_argument("--recovery-timeout", type=_non_negative(float), default=60.0,
                       help="seconds to wait for a lost peer before exiting (retryable)")
     life.add_argument("--max-recoveries", type=_non_negative(int), default=5)
@@ -125,7 +127,7 @@ def _run(args, command: list, environ, shutdown: Shutdown) -> int:
     runlog.log("start", f"tensorfleet-train as {task.name}", role=task.type, index=task.index,
                chief=task.is_chief, cluster=",".join(f"{j}={len(a)}" for j, a in sorted(task.cluster.items())),
                cuda_visible_devices=environ.get("CUDA_VISIBLE_DEVICES", "unset"))
-    peers = task.peers_needed() if args.wait_for_peers else {}
+    peers = {"needed": task.peers_needed, "all": task.peers_all, "none": dict}[args.wait_for]()
     if not args.model:
         from . import script_runner
 

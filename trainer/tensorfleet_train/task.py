@@ -78,6 +78,13 @@ class Task:
         job = self.chief_job
         return {f"{job}:0": self.cluster[job][0]}
 
+    def peers_all(self) -> dict:
+        """Every other task of the training cluster (`--wait-for all`); none for the evaluator."""
+        if self.type == "evaluator":
+            return {}
+        return {f"{job}:{i}": address for job, addresses in sorted(self.training_cluster().items())
+                for i, address in enumerate(addresses) if (job, i) != (self.type, self.index)}
+
 
 def _bad(message: str) -> LauncherExit:
     return LauncherExit(ExitCode.INVALID_TF_CONFIG, f"invalid TF_CONFIG: {message}")
