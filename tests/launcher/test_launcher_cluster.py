@@ -7,6 +7,7 @@ launcher's own log lines.
 import json
 import signal
 import socket
+import time
 
 import pytest
 import tensorfleet as tf
@@ -137,14 +138,8 @@ def test_metrics_of_every_task_move_during_training(launcher):
         last = procs[name].events("progress")[-1]["global_step"]
         procs[name].wait_for(lambda line, g=last: _event("progress")(line) and json.loads(line)["global_step"] > g)
     second = {name: _scrape(port) for name, port in ports.items()}
-    for proc in procs.values():
-        proc.signal(signal.SIGTERM)
-    assert [proc.wait() for proc in procs.values()] == [143, 143, 143]
-    runs = "tensorfleet_executor_runs_total"
-    assert _total(second["ps"], runs) > _total(first["ps"], runs) > 0   # the ps runs the workers' partitions
-    if not hasattr(metrics, "TrainerMetrics"):
-        return
-    # the ps holds every variable of the model (and the launcher's finished-workers counter): their exact bytes
+    # the ps holds every variable of the model (and the launcher's finished-workers counter): their exact bytes,
+    # reported once a second
     from tensorfleet_train import models
 
     with tf.Graph().as_default():
@@ -152,7 +147,18 @@ def test_metrics_of_every_task_move_during_training(launcher):
         tf.Variable(0, trainable=False, name="tensorfleet_workers_done")
         expected = sum(v.dtype.size * v.get_shape().num_elements() for v in tf.global_variables())
     ps_me = {"job_name": "dist-mnist", "replica_type": "ps", "replica_index": "0"}
-    assert _total(second["ps"], "tensorfleet_ps_variable_bytes", **ps_me) == expected
+    ps_bytes, deadline = None, time.monotonic() + 60
+    while hasattr(metrics, "TrainerMetrics") and ps_bytes != expected and time.monotonic() < deadline:
+        ps_bytes = _total(_scrape(ports["ps"]), "tensorfleet_ps_variable_bytes", **ps_me)
+        time.sleep(0.2)
+    for proc in procs.values():
+        proc.signal(signal.SIGTERM)
+    assert [proc.wait() for proc in procs.values()] == [143, 143, 143]
+    runs = "tensorfleet_executor_runs_total"
+    assert _total(second["ps"], runs) > _total(first["ps"], runs) > 0   # the ps runs the workers' partitions
+    if not hasattr(metrics, "TrainerMetrics"):
+        return
+    assert ps_bytes == expected
     for name, index in (("worker:0", "0"), ("worker:1", "1")):
         me = {"job_name": "dist-mnist", "replica_type": "worker", "replica_index": index}
         for series in ("tensorfleet_train_steps_total", "tensorfleet_train_examples_total",

@@ -223,7 +223,8 @@ def test_metrics_endpoint_serves_while_training(launcher, tmp_path):
     p.wait_for(_event("progress"))
     first = _scrape(port)
     p.wait_for(_event("checkpoint"))
-    step_after_checkpoint = p.events("checkpoint")[0]["global_step"]
+    first_step = max((v for (n, _), v in first.items() if n == "tensorfleet_train_global_step"), default=0)
+    p.wait_for(lambda line: _event("progress")(line) and json.loads(line)["global_step"] > first_step)
     second = _scrape(port)
     evaluator = launcher(["--model", "mnist-mlp", "--checkpoint-dir", str(tmp_path), "--eval-interval", "0.2", *DIGITS],
                          tf_config=tf_config, env={"TENSORFLEET_JOB_NAME": "mnist-job"})
@@ -243,15 +244,15 @@ def test_metrics_endpoint_serves_while_training(launcher, tmp_path):
         return
     me = (("job_name", "mnist-job"), ("replica_index", "0"), ("replica_type", "worker"))
     assert second[("tensorfleet_train_target_steps", me)] == 100000000
-    assert second[("tensorfleet_train_global_step", me)] >= step_after_checkpoint > \
-        first[("tensorfleet_train_global_step", me)] >= 5
+    assert second[("tensorfleet_train_global_step", me)] > first[("tensorfleet_train_global_step", me)] >= 5
     assert second[("tensorfleet_train_steps_total", me)] > first[("tensorfleet_train_steps_total", me)]
-    assert second[("tensorfleet_train_examples_total", me)] == 100 * second[("tensorfleet_train_steps_total", me)]
+    # one scrape may fall between the step counter's and the examples counter's update of a step: within one step
+    steps = second[("tensorfleet_train_steps_total", me)]
+    assert abs(second[("tensorfleet_train_examples_total", me)] - 100 * steps) <= 100
     assert second[("tensorfleet_train_examples_per_second", me)] > 0
     assert 0 < second[("tensorfleet_train_loss", me)] < 10
     assert second[("tensorfleet_checkpoint_duration_seconds_count", me)] >= 1
-    steps = second[("tensorfleet_train_steps_total", me)]
-    assert second[("tensorfleet_train_step_duration_seconds_count", me)] == steps
+    assert abs(second[("tensorfleet_train_step_duration_seconds_count", me)] - steps) <= 1
     ev = (("job_name", "mnist-job"), ("replica_index", "0"), ("replica_type", "evaluator"))
     assert evaluated_metrics[("tensorfleet_train_global_step", ev)] == evaluated["global_step"]
     assert evaluated_metrics[("tensorfleet_train_loss", ev)] == pytest.approx(evaluated["loss"], abs=1e-6)
