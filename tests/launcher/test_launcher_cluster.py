@@ -134,8 +134,9 @@ def test_metrics_of_every_task_move_during_training(launcher):
     for name in ("worker:0", "worker:1"):
         procs[name].wait_for(_event("progress"))
     first = {name: _scrape(port) for name, port in ports.items()}
-    for name in ("worker:0", "worker:1"):   # a later progress line: more steps were taken since
-        last = procs[name].events("progress")[-1]["global_step"]
+    for name in ("worker:0", "worker:1"):   # a progress line past the scraped step: this worker stepped since
+        last = max(procs[name].events("progress")[-1]["global_step"],
+                   _total(first[name], "tensorfleet_train_global_step"))
         procs[name].wait_for(lambda line, g=last: _event("progress")(line) and json.loads(line)["global_step"] > g)
     second = {name: _scrape(port) for name, port in ports.items()}
     # the ps holds every variable of the model (and the launcher's finished-workers counter): their exact bytes,
