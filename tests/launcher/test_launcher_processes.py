@@ -154,6 +154,18 @@ def test_startup_timeout_is_retryable(launcher, closed_port):
     assert "still unreachable after 2 s" in p.output and "must not run" not in p.output
 
 
+@pytest.mark.parametrize("mode", [["--", sys.executable, "-c", "print('must not run')"],
+                                  ["--model", "mnist-softmax", *DIGITS]])
+def test_sigterm_while_waiting_for_peers_exits_143(launcher, closed_port, mode):
+    port, _ = closed_port
+    tf_config = {"cluster": {"ps": [f"127.0.0.1:{port}"], "worker": ["127.0.0.1:1"]},
+                 "task": {"type": "worker", "index": 0}}
+    p = launcher(["--log-format", "json", "--startup-timeout", "300", *mode], tf_config=tf_config)
+    p.wait_for(_event("peer_missing"))
+    p.signal(signal.SIGTERM)
+    assert p.wait(timeout=60) == 143 and "must not run" not in p.output
+
+
 def test_worker_started_before_its_peer_waits_then_proceeds(launcher, closed_port, tmp_path):
     port, sock = closed_port
     ran = tmp_path / "ran"
