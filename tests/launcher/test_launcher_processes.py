@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import sys
-import textwrap
 
 import pytest
 import tensorfleet as tf
@@ -273,7 +272,7 @@ def test_metrics_endpoint_serves_while_training(launcher, tmp_path):
 def test_module_and_console_script_agree():
     text = open(os.path.join(os.path.dirname(__file__), "..", "..", "pyproject.toml")).read()
     assert 'tensorfleet-train = "tensorfleet_train.cli:main"' in text
-    assert textwrap.dedent('"tensorfleet_train*"') in text
+    assert '"tensorfleet_train*"' in text
 
 
 def test_chief_and_evaluator_write_tensorboard_scalars(launcher, tmp_path):
