@@ -26,8 +26,8 @@ END = "<!-- END GENERATED -->"
 # TF 1.15 namespaces of `tf` (the rest of tf's module attributes are tensorfleet's implementation modules)
 TF_NAMESPACES = ("app", "data", "debugging", "distribute", "dtypes", "errors", "estimator", "feature_column",
                  "flags", "gfile", "image", "initializers", "io", "keras", "layers", "linalg", "logging", "losses",
-                 "math", "metrics", "nn", "random", "saved_model", "sparse", "strings", "summary", "test", "train",
-                 "version")
+                 "math", "metrics", "nn", "python_io", "random", "saved_model", "sparse", "strings", "summary", "test",
+                 "train", "version")
 # tensorfleet's own namespaces (not in TF)
 OWN_NAMESPACES = ("datasets",)
 

@@ -1,7 +1,10 @@
 """``python -m tensorfleet_operator`` / ``tensorfleet-operator``: run the operator.
 
 Parses the CLI into an ``OperatorConfig`` and runs ``handlers.run_operator``
-(kopf embedded) in a fresh event loop. ``--print-crd`` prints the CRD instead.
+(kopf embedded) in a fresh event loop. ``--print-crd`` prints the CRD instead,
+``--version`` the version. Before kopf starts, two checks fail fast with one
+line and exit status 1: credentials (an in-cluster service account or a
+kubeconfig) and the metrics and health ports (free to bind).
 """
 from __future__ import annotations
 
@@ -10,9 +13,58 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import sys
+from urllib.parse import urlsplit
 
-from . import api
+from . import __version__
+from .config import CLUSTER_DOMAIN_ENV, GROUP_ENV, api_group
+from .core import api
+
+SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token'
+
+
+class StartupError(Exception):
+    """A reason the operator cannot start, said in one line."""
+
+
+def check_credentials(kubeconfig: str | None) -> None:
+    """kopf's logins look for an in-cluster service account, then ``$KUBECONFIG``, then
+    ``~/.kube/config``; without any of them it retries for seconds and dies with tracebacks."""
+    if os.path.exists(SERVICE_ACCOUNT_TOKEN):
+        return
+    if kubeconfig:
+        missing = [p for p in kubeconfig.split(os.pathsep) if p and not os.path.exists(os.path.expanduser(p))]
+        if missing:
+            raise StartupError(f'kubeconfig {missing[0]} does not exist (from --kubeconfig or KUBECONFIG)')
+        return
+    if os.path.exists(os.path.expanduser('~/.kube/config')):
+        return
+    raise StartupError('no Kubernetes credentials: not in a pod with a service account and no kubeconfig '
+                       '(KUBECONFIG is unset and ~/.kube/config does not exist); pass --kubeconfig PATH, '
+                       'set KUBECONFIG=PATH, or run in-cluster with a service account')
+
+
+def check_port_free(address: str, port: int, flag: str) -> None:
+    """Fail fast if ``port`` cannot be bound (kopf would retry every 60 s without naming it)."""
+    family = socket.AF_INET6 if ':' in address else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as the real servers do
+        try:
+            sock.bind((address, port))
+        except OSError as e:
+            raise StartupError(f'port {port} on {address} ({flag}) cannot be bound: {e.strerror}; '
+                               f'choose another with {flag} (0 or empty disables it)') from None
+
+
+def check_ports(args: argparse.Namespace) -> None:
+    if args.metrics_port:
+        check_port_free(args.metrics_address, args.metrics_port, '--metrics-port')
+    if args.liveness:
+        url = urlsplit(args.liveness)
+        if url.port is None:
+            raise StartupError(f'--liveness {args.liveness}: needs a port, e.g. http://0.0.0.0:8081/healthz')
+        check_port_free(url.hostname or '0.0.0.0', url.port, '--liveness')
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -35,13 +87,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument('--gang-scheduler', choices=list(api.GANG_SCHEDULERS), default=None,
                    help='create PodGroups and schedule pods as a gang')
     p.add_argument('--api-group', default=None,
-                   help=f'API group to serve (default ${api.GROUP_ENV} or {api.DEFAULT_GROUP})')
+                   help=f'API group to serve (default ${GROUP_ENV} or {api.DEFAULT_GROUP})')
     p.add_argument('--cluster-domain', default=None,
-                   help=f'suffix after .svc in TF_CONFIG addresses (default ${api.CLUSTER_DOMAIN_ENV})')
+                   help=f'suffix after .svc in TF_CONFIG addresses (default ${CLUSTER_DOMAIN_ENV})')
     p.add_argument('--trainer-metrics-port', type=int, default=api.DEFAULT_TRAINER_METRICS_PORT,
                    help='port injected as TENSORFLEET_METRICS_PORT into the tensorflow container')
     p.add_argument('--max-in-flight', type=int, default=32, help='API requests in flight at once')
+    p.add_argument('--kubeconfig', default=None, metavar='PATH',
+                   help='kubeconfig to use (default $KUBECONFIG, then ~/.kube/config; in a pod: its service account)')
     p.add_argument('--print-crd', action='store_true', help='print the CRD YAML and exit')
+    p.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     p.add_argument('-v', '--verbose', action='store_true')
     return p.parse_args(argv)
 
@@ -49,25 +104,34 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.api_group:
-        os.environ[api.GROUP_ENV] = args.api_group
+        os.environ[GROUP_ENV] = args.api_group
     if args.print_crd:
-        from .crd import crd_yaml
-        sys.stdout.write(crd_yaml())
+        from .core.crd import crd_yaml
+        sys.stdout.write(crd_yaml(api_group()))
         return 0
+    if args.kubeconfig:
+        os.environ['KUBECONFIG'] = args.kubeconfig      # what kopf's kubeconfig login reads
+    try:
+        check_credentials(os.environ.get('KUBECONFIG'))
+        check_ports(args)
+    except StartupError as e:
+        print(f'tensorfleet-operator: {e}', file=sys.stderr)
+        return 1
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format='%(asctime)s %(levelname)s %(name)s: %(message)s')
     if not args.verbose:   # kopf logs every event-handler run at INFO: one line per pod event
         logging.getLogger('kopf.objects').setLevel(logging.WARNING)
+    import random
+
     from .config import OperatorConfig
     from .handlers import run_operator
-    import random
     priority = args.priority if args.priority is not None else (random.randint(1, 2**31 - 1)
                                                                 if args.peering else 0)
     kwargs = {}
     if args.cluster_domain is not None:
         kwargs['cluster_domain'] = args.cluster_domain
     config = OperatorConfig(
-        api_group=api.api_group(),
+        api_group=api_group(),
         namespaces=tuple(args.namespace),
         standalone=not args.peering,
         peering_name=args.peering,

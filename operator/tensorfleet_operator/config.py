@@ -1,20 +1,36 @@
 """Operator-wide settings, built by ``__main__.py`` from the CLI and environment.
 
-Pure data (no I/O, no kopf): ``handlers.py`` reads it to register handlers and
-``children.py`` gets the part that shapes children via :meth:`child_options`.
+The edge between the environment and the pure core: the only place that reads
+environment variables (``$TENSORFLEET_API_GROUP``, ``$CUSTOM_CLUSTER_DOMAIN``).
+The shell reads :class:`OperatorConfig`; the core gets the part that shapes
+children via :meth:`OperatorConfig.child_options`.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 
-from . import api
-from .children import ChildOptions
+from .core import api
+from .core.children import ChildOptions
+
+GROUP_ENV = 'TENSORFLEET_API_GROUP'
+CLUSTER_DOMAIN_ENV = 'CUSTOM_CLUSTER_DOMAIN'
+
+
+def api_group() -> str:
+    """The API group served: ``$TENSORFLEET_API_GROUP`` or ``tensorfleet.io`` (read when called,
+    not at import, so that ``--api-group`` can set it first)."""
+    return os.environ.get(GROUP_ENV, '').strip() or api.DEFAULT_GROUP
+
+
+def cluster_domain() -> str:
+    """``$CUSTOM_CLUSTER_DOMAIN`` (Kubeflow's): the suffix after ``.svc`` in TF_CONFIG addresses."""
+    return os.environ.get(CLUSTER_DOMAIN_ENV, '')
 
 
 @dataclass(frozen=True)
 class OperatorConfig:
-    api_group: str = field(default_factory=api.api_group)
+    api_group: str = field(default_factory=api_group)
     namespaces: tuple[str, ...] = ()        # empty: all namespaces
     standalone: bool = True                 # no peering unless asked for
     peering_name: str | None = None         # opt-in hot standby (kopf peering)
@@ -23,7 +39,7 @@ class OperatorConfig:
     metrics_port: int | None = None         # Prometheus endpoint of the operator itself
     metrics_address: str = '0.0.0.0'
     gang_scheduler: str | None = None       # volcano | scheduler-plugins
-    cluster_domain: str = field(default_factory=lambda: os.environ.get(api.CLUSTER_DOMAIN_ENV, ''))
+    cluster_domain: str = field(default_factory=cluster_domain)
     trainer_metrics_port: int = api.DEFAULT_TRAINER_METRICS_PORT
     max_in_flight: int = 32                 # API requests in flight at once
     debounce_seconds: float = 0.05          # coalesce bursts of pod events per job

@@ -1,10 +1,10 @@
 """A small async Kubernetes REST client (aiohttp) for the kopf layer.
 
-``handlers.py`` uses it to list children and apply plans: plain JSON dicts in
+``controller.py`` and ``apply.py`` use it to read jobs, list children and apply plans: plain JSON dicts in
 and out, no model classes, and a bounded number of requests in flight (the
 real API server throttles service accounts; see real-apiserver note 7).
-It knows nothing of TFJobs; credentials come from kopf's login in
-``handlers.py`` as a :class:`Credentials`: :meth:`KubeClient.update` when kopf
+It knows nothing of TFJobs; credentials come from kopf's login (``handlers.py``,
+passed on by ``controller.py``) as a :class:`Credentials`: :meth:`KubeClient.update` when kopf
 logs in again, and the ``refresh`` callback (which runs the login again) when a
 request gets 401 Unauthorized; the request is then retried once with the new
 credentials. Client certificates and keys given as data are written to a

@@ -1,6 +1,6 @@
 """Prometheus metrics of the operator (prometheus-client), listed in docs/metrics.md.
 
-``handlers.py`` owns one :class:`OperatorMetrics` and feeds it the plan's
+The controller owns one :class:`OperatorMetrics`; ``apply.py`` feeds it the plan's
 transitions after each successful status write, so counters move once per real
 change (not once per reconcile, and not again after an operator restart,
 because transitions come from the stored status). Each instance has its own

@@ -14,7 +14,8 @@ import pytest
 
 from kube_emulator import TFJobEmulator, declare_resources
 from tensorfleet_operator.config import OperatorConfig
-from tensorfleet_operator.handlers import Controller, run_operator
+from tensorfleet_operator.controller import Controller
+from tensorfleet_operator.handlers import run_operator
 
 NS = 'ns'
 GROUP = 'tensorfleet.io'
@@ -35,6 +36,11 @@ class Harness:
         self._task: asyncio.Task[None] | None = None
         self.threads: list[ThreadedOperator] = []
         self.group = GROUP
+        # The fake kubelet's lag between a container's termination and the pod's terminal phase
+        # (a real kubelet 1.32: 0.5-1 s; see set_pod). None: the phase never comes.
+        self.terminal_delay: float | None = 0.3
+        self._kubelet_tasks: set[asyncio.Task[None]] = set()
+        self.late_phases: list[tuple[str, str]] = []     # (pod, phase) written late
 
     # -- operator lifecycle -------------------------------------------------
     def config(self, **config: Any) -> OperatorConfig:
@@ -76,6 +82,9 @@ class Harness:
         return op
 
     async def stop(self) -> None:
+        for task in list(self._kubelet_tasks):
+            task.cancel()
+        await asyncio.gather(*self._kubelet_tasks, return_exceptions=True)
         for op in self.threads:
             await op.stop()
         if self._task is not None and self._stop is not None:
@@ -145,8 +154,18 @@ class Harness:
                 if job is None or p['metadata']['labels'].get('training.kubeflow.org/job-name') == job}
 
     async def set_pod(self, name: str, phase: str, exit_code: int | None = None, reason: str | None = None,
-                      restarts: int = 0) -> None:
-        """Play the kubelet: patch a pod's status."""
+                      restarts: int = 0, terminal_delay: float | None | str = 'default',
+                      missing_ok: bool = False) -> None:
+        """Play the kubelet: patch a pod's status, in a real kubelet's order.
+
+        A finishing container (a terminal ``phase`` with an ``exit_code``) is reported first as
+        ``state.terminated`` while ``status.phase`` stays ``Running``; the terminal phase follows
+        ``terminal_delay`` seconds later (default :attr:`terminal_delay`; None: never, as when the
+        pod is deleted before its sandbox is torn down; 0: both at once). The late write is for that
+        pod only (its uid is checked): a pod recreated under the same name is left alone.
+        ``missing_ok``: a pod the operator may already have deleted (404) is not an error.
+        """
+        delay = self.terminal_delay if terminal_delay == 'default' else terminal_delay
         state: dict[str, Any] = {'running': {'startedAt': '2026-01-01T00:00:00Z'}}
         if exit_code is not None:
             state = {'terminated': {'exitCode': exit_code, 'reason': reason or ('Completed' if exit_code == 0
@@ -155,14 +174,42 @@ class Harness:
             state = {'waiting': {'reason': reason or 'ContainerCreating'}}
         status = {'phase': phase, 'containerStatuses': [
             {'name': 'tensorflow', 'restartCount': restarts, 'state': state}]}
-        await self.call('PATCH', f'/api/v1/namespaces/{NS}/pods/{name}/status', {'status': status},
-                        'application/merge-patch+json')
+        path = f'/api/v1/namespaces/{NS}/pods/{name}/status'
+        if phase in ('Succeeded', 'Failed') and exit_code is not None and delay != 0:
+            status['phase'] = 'Running'
+            pod = await self._patch_status(path, status, missing_ok)
+            if pod is not None and delay is not None:
+                task = asyncio.create_task(self._late_phase(path, pod['metadata']['uid'], phase, float(delay)))
+                self._kubelet_tasks.add(task)
+                task.add_done_callback(self._kubelet_tasks.discard)
+            return
+        await self._patch_status(path, status, missing_ok)
+
+    async def _patch_status(self, path: str, status: dict[str, Any], missing_ok: bool) -> Any:
+        async with self.kmock.request('PATCH', path, json={'status': status},
+                                      headers={'Content-Type': 'application/merge-patch+json'}) as resp:
+            if resp.status == 404 and missing_ok:
+                return None
+            assert resp.status < 400, ('PATCH', path, resp.status, await resp.text())
+            return await resp.json()
+
+    async def _late_phase(self, path: str, uid: str, phase: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        patch = [{'op': 'test', 'path': '/metadata/uid', 'value': uid},
+                 {'op': 'replace', 'path': '/status/phase', 'value': phase}]
+        async with self.kmock.request('PATCH', path, json=patch,
+                                      headers={'Content-Type': 'application/json-patch+json'}) as resp:
+            # 404: deleted meanwhile; 422: another pod of that name now. Both: nothing to report.
+            assert resp.status in (200, 404, 422), (path, resp.status, await resp.text())
+            if resp.status == 200:
+                self.late_phases.append((path.split('/')[-2], phase))
 
     async def delete(self, plural: str, name: str) -> None:
         await self.call('DELETE', f'/api/v1/namespaces/{NS}/{plural}/{name}')
 
-    async def wait_for(self, check: Callable[[], Any], timeout: float = 10.0, what: str = '') -> Any:
-        """Poll until ``check()`` is truthy (a condition, not a timing assertion)."""
+    async def wait_for(self, check: Callable[[], Any], timeout: float = 60.0, what: str = '') -> Any:
+        """Poll until ``check()`` is truthy (a condition, not a timing assertion: the generous
+        timeout only bounds a hang, so a slow, busy machine passes as a fast one does)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
@@ -172,6 +219,27 @@ class Harness:
             if loop.time() > deadline:
                 raise AssertionError(f'timed out waiting for {what or check}; job statuses: '
                                      f'{ {n: j.get("status") for n, j in self.objects("tfjobs").items()} }')
+            await asyncio.sleep(0.02)
+
+    def busy(self) -> bool:
+        """Is any operator of this test reconciling, or about to (a trigger coalesced meanwhile)?"""
+        running = ([self.controller] if self._task is not None and self.controller else []) + \
+            [t.controller for t in self.threads if t.alive]
+        return any(state.task is not None and not state.task.done()    # a coalesced trigger keeps it running
+                   for c in running for state in list(c._jobs.values()))
+
+    async def settle(self, quiet: float = 0.3, timeout: float = 60.0) -> None:
+        """Wait until no operator has reconciled for ``quiet`` seconds and the API has taken no
+        write meanwhile: what follows checks that nothing more happens (no stray event, no
+        second delete). On a slow machine this waits longer; it never passes early."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        quiet_since, last_rv = loop.time(), self.kmock._last_rv
+        while loop.time() - quiet_since < quiet:
+            if self.busy() or self.kmock._last_rv != last_rv:
+                quiet_since, last_rv = loop.time(), self.kmock._last_rv
+            if loop.time() > deadline:
+                raise AssertionError('the operator never went quiet')
             await asyncio.sleep(0.02)
 
 
@@ -185,6 +253,10 @@ class ThreadedOperator:
             controller.config, controller=controller, stop_flag=self._stop, ready_flag=self.started,
             identity=identity, **run_kwargs),))
         self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
 
     async def stop(self) -> None:
         self._stop.set()

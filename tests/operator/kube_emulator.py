@@ -15,6 +15,7 @@ merge, PUT, server-side apply.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import datetime
 import itertools
@@ -102,6 +103,13 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
     revoked_tokens: frozenset[str] = frozenset()   # bearer tokens answered with 401 (expired)
     unauthorized = 0               # how many requests got 401
 
+    @property
+    def deletes(self) -> collections.Counter[tuple[str, str | None]]:
+        """DELETE requests received, by (plural, name): nothing should be deleted twice."""
+        if '_deletes' not in self.__dict__:
+            self.__dict__['_deletes'] = collections.Counter()
+        return self.__dict__['_deletes']
+
     async def _handle(self, request: Any) -> Any:
         auth = request.headers.get('Authorization') or ''
         if auth.startswith('Bearer ') and auth[len('Bearer '):] in self.revoked_tokens:
@@ -110,29 +118,35 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
         if self.create_delay and request.action == enums.action.CREATE:
             await asyncio.sleep(self.create_delay)
         if request.resource is not None and isinstance(request.data, (dict, list)):
-            self._last_rv = next(self._rv)
-            rv = str(self._last_rv)
-            if request.action == enums.action.CREATE and isinstance(request.data, dict):
-                meta = request.data.setdefault('metadata', {})
-                meta['uid'] = str(uuid.uuid4())
-                if not meta.get('name') and meta.get('generateName'):
-                    meta['name'] = meta['generateName'] + uuid.uuid4().hex[:5]
-                if request.namespace and not meta.get('namespace'):
-                    meta['namespace'] = request.namespace
-                meta['creationTimestamp'] = datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%dT%H:%M:%SZ')
-                meta['resourceVersion'] = rv
-                if request.resource.plural == 'pods':
-                    request.data.setdefault('status', {}).setdefault('phase', 'Pending')
-            elif request.action == enums.action.UPDATE and isinstance(request.data, dict):
-                request.data.setdefault('metadata', {})['resourceVersion'] = rv
-            elif request.action == enums.action.UPDATE and isinstance(request.data, list):
-                request.data.append({'op': 'replace', 'path': '/metadata/resourceVersion', 'value': rv})
+            self._stamp(request)
         elif request.resource is not None and request.action == enums.action.DELETE:
             self._last_rv = next(self._rv)
+            self.deletes[(request.resource.plural, request.name)] += 1
         try:
             return await super()._handle(request)
         except (jsonpatch.JsonPatchConflict, jsonpatch.JsonPatchTestFailed) as e:
-            raise kmock.KubernetesError(status=422, reason='Invalid', message=str(e))
+            raise kmock.KubernetesError(status=422, reason='Invalid', message=str(e)) from e
+
+    def _stamp(self, request: Any) -> None:
+        """What the API server adds to a write: resourceVersion; on create also uid, name from
+        generateName, namespace, creationTimestamp, and a new pod's phase Pending."""
+        self._last_rv = next(self._rv)
+        rv = str(self._last_rv)
+        if request.action == enums.action.CREATE and isinstance(request.data, dict):
+            meta = request.data.setdefault('metadata', {})
+            meta['uid'] = str(uuid.uuid4())
+            if not meta.get('name') and meta.get('generateName'):
+                meta['name'] = meta['generateName'] + uuid.uuid4().hex[:5]
+            if request.namespace and not meta.get('namespace'):
+                meta['namespace'] = request.namespace
+            meta['creationTimestamp'] = datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%dT%H:%M:%SZ')
+            meta['resourceVersion'] = rv
+            if request.resource.plural == 'pods':
+                request.data.setdefault('status', {}).setdefault('phase', 'Pending')
+        elif request.action == enums.action.UPDATE and isinstance(request.data, dict):
+            request.data.setdefault('metadata', {})['resourceVersion'] = rv
+        elif request.action == enums.action.UPDATE and isinstance(request.data, list):
+            request.data.append({'op': 'replace', 'path': '/metadata/resourceVersion', 'value': rv})
 
     async def _serve_list(self, request: Any) -> Any:
         result = await super()._serve_list(request)

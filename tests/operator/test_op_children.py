@@ -5,10 +5,10 @@ import json
 import pytest
 
 from op_builders import tfjob
-from tensorfleet_operator.api import ReplicaType as T
-from tensorfleet_operator.children import (ChildOptions, desired_pod, desired_service, pod_group,
+from tensorfleet_operator.core.api import ReplicaType as T
+from tensorfleet_operator.core.children import (ChildOptions, desired_pod, desired_service, pod_group,
                                            rpc_token_secret, tf_config)
-from tensorfleet_operator.spec import parse_job
+from tensorfleet_operator.core.spec import parse_job
 
 OPTS = ChildOptions()
 

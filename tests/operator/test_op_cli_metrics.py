@@ -6,21 +6,21 @@ import urllib.request
 
 import pytest
 
-from tensorfleet_operator import api
 from tensorfleet_operator.__main__ import main, parse_args
+from tensorfleet_operator.config import GROUP_ENV
 from tensorfleet_operator.metrics import OperatorMetrics
 
 CRD_FILE = pathlib.Path(__file__).resolve().parents[2] / 'deploy' / 'crds' / 'tfjobs.tensorfleet.io.yaml'
 
 
 def test_print_crd_matches_the_deployed_file(capsys, monkeypatch):
-    monkeypatch.delenv(api.GROUP_ENV, raising=False)
+    monkeypatch.delenv(GROUP_ENV, raising=False)
     assert main(['--print-crd']) == 0
     assert capsys.readouterr().out == CRD_FILE.read_text()
 
 
 def test_print_crd_for_the_kubeflow_group(capsys, monkeypatch):
-    monkeypatch.setenv(api.GROUP_ENV, 'tensorfleet.io')       # restored after the test
+    monkeypatch.setenv(GROUP_ENV, 'tensorfleet.io')       # restored after the test
     assert main(['--api-group', 'kubeflow.org', '--print-crd']) == 0
     out = capsys.readouterr().out
     assert 'name: tfjobs.kubeflow.org' in out and 'group: kubeflow.org' in out

@@ -1,10 +1,11 @@
-"""handlers.Controller with a scripted API client: API errors never crash the
+"""controller.Controller with a scripted API client: API errors never crash the
 operator, are reported once as a Warning event, and are retried."""
 import pytest
 
 from op_builders import tfjob
 from tensorfleet_operator.config import OperatorConfig
-from tensorfleet_operator.handlers import Controller, _JobState, merge_diff
+from tensorfleet_operator.apply import merge_diff
+from tensorfleet_operator.controller import Controller, _JobState
 from tensorfleet_operator.kubeclient import ApiError
 
 

@@ -31,7 +31,7 @@ async def test_a_401_on_the_operators_own_request_logs_in_again_and_retries(clus
     token['value'] = 'new'
     cluster.kmock.revoked_tokens = frozenset({'old'})
     await cluster.create_job(tfjob('after', worker=1))
-    await cluster.wait_for(lambda: 'after-worker-0' in cluster.pods(), timeout=3, what='pod after the 401')
+    await cluster.wait_for(lambda: 'after-worker-0' in cluster.pods(), what='pod after the 401')
     assert cluster.kmock.unauthorized >= 1
     assert logins == ['old', 'new']
     assert controller.client.creds.token == 'new'

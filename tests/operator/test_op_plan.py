@@ -10,7 +10,7 @@ import datetime
 import pytest
 
 from op_builders import pod, service, tfjob
-from tensorfleet_operator.plan import reconcile
+from tensorfleet_operator.core.plan import reconcile
 
 NOW = datetime.datetime(2026, 1, 1, 0, 1, 0, tzinfo=datetime.timezone.utc)
 LATER = NOW + datetime.timedelta(seconds=30)
@@ -398,7 +398,8 @@ def test_invalid_spec_fails_once_and_is_retried_only_when_fixed():
     assert [(e.type, e.reason) for e in plan.events] == [('Warning', 'InvalidSpec')]
     plan = step(body, now=LATER)
     assert plan.events == [] and plan.create_pods == []
-    body['spec']['tfReplicaSpecs']['Worker'] = {'replicas': 1, 'template': body['spec']['tfReplicaSpecs']['PS']['template']}
+    ps_template = body['spec']['tfReplicaSpecs']['PS']['template']
+    body['spec']['tfReplicaSpecs']['Worker'] = {'replicas': 1, 'template': ps_template}
     plan = step(body, now=LATER)
     assert 'Failed' not in conds(body) and len(plan.create_pods) == 3
 

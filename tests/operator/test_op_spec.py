@@ -4,9 +4,9 @@ import datetime
 import pytest
 
 from op_builders import template, tfjob
-from tensorfleet_operator.api import CleanPodPolicy, ConditionType as C, ReplicaType, RestartPolicy
-from tensorfleet_operator.conditions import set_condition
-from tensorfleet_operator.spec import InvalidSpec, parse_job
+from tensorfleet_operator.core.api import CleanPodPolicy, ConditionType as C, ReplicaType, RestartPolicy
+from tensorfleet_operator.core.conditions import set_condition
+from tensorfleet_operator.core.spec import InvalidSpec, parse_job
 
 
 def test_defaults_match_kubeflow_except_clean_pod_policy():

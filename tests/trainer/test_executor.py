@@ -13,6 +13,7 @@ import pytest
 
 import tensorfleet as tf
 from tensorfleet import executor
+from tensorfleet.executor import NodeKind, sequential
 from tensorfleet.kernels import register_kernel
 from tensorfleet.op_registry import register_op
 from tensorfleet.ops.common import make_tensor
@@ -61,6 +62,17 @@ def node(op_type, name, inputs=(), plan=(), device=None):
         return make_tensor(op_type, list(inputs), {"plan": tuple(plan)}, name=name)
 
 
+@pytest.fixture(autouse=True, params=[True, False], ids=["compiled", "loop"])
+def sequential_mode(request, monkeypatch):
+    """Every test runs twice: sequential plans compiled to straight-line code from their second run, and not."""
+    monkeypatch.setattr(sequential, "COMPILE", request.param)
+    return request.param
+
+
+def ctx_of(plan, op):
+    return next(n.ctx for n in plan.plan.nodes if n.op is op and n.kind is NodeKind.OP)
+
+
 @pytest.fixture(autouse=True)
 def _reset():
     EVENTS.clear()
@@ -97,10 +109,8 @@ def test_two_blocking_ops_on_different_devices_overlap():
     assert t["A:start"] < t["B:end"] and t["B:start"] < t["A:end"]
     assert {tid for w, _, tid in LOG if w.startswith("A")} != {tid for w, _, tid in LOG if w.startswith("B")}
     # and each actually saw the other one running
-    assert plan.nodes[plan.nodes.index(a.op)] is a.op
     for n in (a.op, b.op):
-        ctx = next(st[1] for st in plan._steps_full if st[4] is n)
-        assert all(ctx.attrs["waited"].values())
+        assert all(ctx_of(plan, n).attrs["waited"].values())
 
 
 def test_control_dependencies_are_honoured_exactly():
@@ -119,7 +129,7 @@ def test_control_dependencies_are_honoured_exactly():
     t = starts_and_ends()
     assert t["A:end"] < t["C:start"]
     assert t["B:end"] < t["D:start"] and t["C:end"] < t["D:start"]
-    ctx_a = next(st[1] for st in plan._steps_full if st[4] is a.op)
+    ctx_a = ctx_of(plan, a.op)
     assert ctx_a.attrs["waited"] == {"c_started": False}  # C had not started while A ran
 
 
@@ -184,7 +194,7 @@ def test_same_device_independent_matmuls_run_inline_when_small():
     with tf.Session() as s:
         np.testing.assert_array_equal(s.run(y, {x: np.ones((4, 8), np.float32)}), np.full((4, 8), 16.0, np.float32))
         plan = plan_of(s)
-        assert not plan.concurrent and not plan._profile_first_run
+        assert not plan.concurrent and not plan.measuring
 
 
 def test_fed_tensor_whose_producer_also_runs_keeps_the_fed_value():
@@ -267,7 +277,7 @@ def test_sequential_order_runs_updates_after_everything_independent_of_them():
     train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
     with tf.control_dependencies([train]):
         after = tf.reduce_sum(w * 1.0)
-    order = executor.prune([train, after.op], set())
+    order = executor.order(executor.prune([train, after.op], set()), set())
     types = [op.type for op in order]
     first_update = types.index("ApplyGradientDescent")
     assert all(not t.startswith("Apply") for t in types[:first_update])
@@ -285,10 +295,8 @@ def test_sequential_order_runs_updates_after_everything_independent_of_them():
     np.testing.assert_allclose(total, (np.ones((3, 2)) - 0.1 * xv.T @ np.ones((1, 2))).sum(), rtol=1e-6)
 
 
-def test_a_plan_that_runs_again_is_compiled_and_behaves_the_same():
+def test_a_plan_that_runs_again_is_compiled_and_behaves_the_same(monkeypatch):
     """Straight-line code from the second run on: same values and variables, same errors naming the node."""
-    from tensorfleet import scheduling
-
     rng = np.random.default_rng(7)
     x = tf.placeholder(tf.float32, [None, 4], name="x")
     w = tf.Variable(rng.standard_normal((4, 3)).astype(np.float32), name="w")
@@ -296,31 +304,39 @@ def test_a_plan_that_runs_again_is_compiled_and_behaves_the_same():
     top, idx = tf.nn.top_k(y, k=2)                      # a kernel with two outputs
     loss = tf.reduce_sum(top)
     train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
-    bad = tf.reshape(x, [3, 3], name="bad_reshape")
+    bad = tf.reshape(tf.nn.relu(x), [3, 4], name="bad_reshape")  # fails unless x has 3 rows
     compiled = []
-    real = scheduling.compile_sequential
-    executor.compile_sequential = lambda steps: compiled.append(len(steps)) or real(steps)
-    try:
-        with tf.Session() as loop_s, tf.Session() as s:
-            loop_s.run(w.initializer)
-            s.run(w.initializer)
-            for i in range(4):
-                xv = rng.standard_normal((5, 4)).astype(np.float32)
-                ref = loop_s.run([top, idx, loss], {x: xv})
-                oracle = loop_s._plan((top, idx, loss), (x,), ())
-                oracle._compiled, oracle._runs_uncompiled = None, 0  # keep `loop_s` on the loop: the oracle
-                got = s.run([top, idx, loss], {x: xv})
-                for a, b in zip(got, ref):
-                    np.testing.assert_array_equal(a, b)
-                assert (s._plan((top, idx, loss), (x,), ())._compiled is not None) == (i >= 1)
-            for _ in range(3):  # a training plan too: the variable ends up the same
-                xv = rng.standard_normal((5, 4)).astype(np.float32)
-                loop_s.run(train, {x: xv})
-                s.run(train, {x: xv})
-            np.testing.assert_array_equal(s.run(w), loop_s.run(w))
-            for _ in range(3):  # failing runs of a compiled plan still name the node
-                with pytest.raises(tf.errors.InvalidArgumentError, match="bad_reshape"):
-                    s.run(bad, {x: np.ones((2, 4), np.float32)})
-    finally:
-        executor.compile_sequential = real
+    real = sequential.compile_sequential
+    monkeypatch.setattr(sequential, "compile_sequential", lambda steps: compiled.append(len(steps)) or real(steps))
+
+    def on(sess, compile_plans):  # `loop_s` stays on the loop: the oracle
+        def run(*args):
+            monkeypatch.setattr(sequential, "COMPILE", compile_plans)
+            return sess.run(*args)
+        return run
+
+    with tf.Session() as loop_s, tf.Session() as s:
+        loop_run, run = on(loop_s, False), on(s, True)
+        loop_run(w.initializer)
+        run(w.initializer)
+        for i in range(4):
+            xv = rng.standard_normal((5, 4)).astype(np.float32)
+            ref = loop_run([top, idx, loss], {x: xv})
+            got = run([top, idx, loss], {x: xv})
+            for a, b in zip(got, ref, strict=True):
+                np.testing.assert_array_equal(a, b)
+            assert not loop_s._plan((top, idx, loss), (x,), ()).compiled
+            assert s._plan((top, idx, loss), (x,), ()).compiled == (i >= 1)
+        for _ in range(3):  # a training plan too: the variable ends up the same
+            xv = rng.standard_normal((5, 4)).astype(np.float32)
+            loop_run(train, {x: xv})
+            run(train, {x: xv})
+        np.testing.assert_array_equal(run(w), loop_run(w))
+        for _ in range(2):
+            run(bad, {x: np.ones((3, 4), np.float32)})
+        assert s._plan((bad,), (x,), ()).compiled
+        for _ in range(3):  # failing runs of a compiled plan still name the node
+            with pytest.raises(tf.errors.InvalidArgumentError, match="bad_reshape") as e:
+                run(bad, {x: np.ones((2, 4), np.float32)})
+            assert e.value.op is bad.op
     assert compiled and all(n > 0 for n in compiled)

@@ -109,8 +109,6 @@ def test_numpy_state_is_restored_after_a_failing_step():
         assert np.geterr() == state
 
 
-@pytest.mark.xfail(strict=True, reason="the executor's pool threads do not silence numpy yet: WorkerPool._loop "
-                                       "should call kernels.fp_state.quiet_this_thread() once per thread")
 def test_kernels_on_inter_op_pool_threads_are_quiet_too():
     n = 320  # n**3 multiply-adds: above the executor's offload threshold (executor.OFFLOAD_MIN_COST = 2**24)
     big = np.full((n, n), 1e30, np.float32)  # overflows: numpy would warn "overflow encountered in matmul"

@@ -227,6 +227,13 @@ FORWARD_ONLY = {
     "ScatterAdd": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
     "ScatterSub": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
     "SequenceMask": (_BOOL, "test_tf1_extra_ops.py::test_sequence_mask_matches_numpy"),
+    # summary ops: a serialized Summary proto out (a string), no gradient in TF
+    "ScalarSummary": ("string output", "test_summary_ops.py::test_scalar_value_tag_and_collection"),
+    "HistogramSummary": ("string output", "test_summary_ops.py::test_histogram_buckets_and_moments_against_numpy"),
+    "ImageSummary": ("string output", "test_summary_ops.py::test_float_images_are_scaled_per_image_as_tf"),
+    "AudioSummaryV2": ("string output", "test_summary_ops.py::test_audio_is_16_bit_wav"),
+    "TensorSummaryV2": ("string output", "test_summary_writer.py::test_tensor_summary_of_numbers"),
+    "MergeSummary": ("string output", "test_summary_ops.py::test_merge_and_merge_all"),
 }
 
 # op type -> (what it is, the test that covers it)

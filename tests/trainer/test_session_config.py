@@ -2,7 +2,7 @@
 import pytest
 
 import tensorfleet as tf
-from tensorfleet import thread_pools
+from tensorfleet.executor import thread_pools
 from tensorfleet.devices import parse_visible_device_list
 
 
@@ -130,7 +130,7 @@ SHARED_MACHINE_CASES = [
 
 @pytest.mark.parametrize("env,expected", SHARED_MACHINE_CASES)
 def test_shared_machine_blas_threads(env, expected, monkeypatch):
-    from tensorfleet import thread_pools
+    from tensorfleet.executor import thread_pools
 
     env = dict(env)
     monkeypatch.setattr(thread_pools.os, "cpu_count", lambda: env.pop("_cpus", 2))
@@ -138,7 +138,7 @@ def test_shared_machine_blas_threads(env, expected, monkeypatch):
 
 
 def test_shared_machine_blas_threads_rejects_a_bad_process_count():
-    from tensorfleet import thread_pools
+    from tensorfleet.executor import thread_pools
 
     with pytest.raises(ValueError, match="TENSORFLEET_PROCESSES_PER_HOST"):
         thread_pools.shared_machine_blas_threads({"TENSORFLEET_PROCESSES_PER_HOST": "two"})

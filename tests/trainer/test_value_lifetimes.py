@@ -1,13 +1,22 @@
 """Value lifetimes in a run: TF1 ref reads, snapshots, buffer reuse that never leaks.
 
 The sequential executor drops values after their last reader, and kernels may
-then reuse a dead buffer (`kernels.registry.owns`) and update variables in place
+then reuse a dead buffer (`kernels.ownership.owns`) and update variables in place
 (`ResourceStore.exclusive`). These tests pin down that nothing a user or another
 reader can see is ever changed underneath them.
 """
 import numpy as np
+import pytest
 
 import tensorfleet as tf
+from tensorfleet.executor import sequential
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["compiled", "loop"])
+def sequential_mode(request, monkeypatch):
+    """Every test runs twice: sequential plans compiled to straight-line code from their second run, and not."""
+    monkeypatch.setattr(sequential, "COMPILE", request.param)
+    return request.param
 
 
 def test_variable_read_under_control_dependency_sees_the_update():
@@ -70,6 +79,22 @@ def test_kernels_never_write_into_fed_or_fetched_arrays():
     np.testing.assert_array_equal(y_val, np.maximum(np.maximum(kept + 1.0, 0) - 2.0, 0))
 
 
+def test_traced_runs_never_write_into_a_value_that_is_fetched():
+    """The loops that keep every value (traces, several devices, concurrent runs) must not let a kernel own
+    an input its slot still holds (Python 3.12+ releases a temporary argument tuple during the call)."""
+    x = tf.placeholder(tf.float32, [2, 2])
+    h = x - 1.0
+    z = tf.nn.relu(h) * 2.0
+    xv = np.array([[0.0, 2.0], [3.0, -1.0]], np.float32)
+    with tf.Session() as sess:
+        for _ in range(3):
+            meta = tf.RunMetadata()
+            hv, zv = sess.run([h, z], {x: xv}, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                              run_metadata=meta)
+            np.testing.assert_array_equal(hv, xv - 1.0)
+            np.testing.assert_array_equal(zv, np.maximum(xv - 1.0, 0) * 2.0)
+
+
 def test_initialized_value_chains_variable_initialization():
     tf.set_random_seed(3)
     w = tf.Variable(tf.random_normal([3]), name="w")
@@ -83,3 +108,32 @@ def test_initialized_value_chains_variable_initialization():
         sess.run(tf.assign(w, [1.0, 2.0, 3.0]))
         sess.run(w2.initializer)  # w is initialized now: its current value is used
         np.testing.assert_allclose(sess.run(w2), [2.0, 4.0, 6.0])
+
+
+def test_ownership_counts_hold_on_this_interpreter():
+    """The executor's import-time check found `owns` and `exclusive` right (CPython 3.10-3.13 are tested)."""
+    import sys
+
+    from tensorfleet.kernels import ownership
+
+    assert ownership.enabled(), f"in-place kernels were turned off on Python {sys.version}"
+
+
+def test_a_miscounted_ownership_turns_in_place_kernels_off(monkeypatch):
+    """As if an interpreter counted one reference fewer: the check sees a shared array read as owned."""
+    from tensorfleet.kernels import ownership
+
+    monkeypatch.setattr(ownership, "in_place", True)
+    monkeypatch.setattr(ownership, "_OWNED_REFS", ownership._OWNED_REFS + 1)
+    sequential._check_ownership()
+    assert not ownership.enabled()
+    # and with ownership off, kernels allocate: a fetched pre-activation is not rectified in place, values still right
+    x = tf.placeholder(tf.float32, [2, 2])
+    h = x - 1.0
+    y = tf.nn.relu(h)
+    xv = np.array([[0.0, 2.0], [3.0, -1.0]], np.float32)
+    with tf.Session() as sess:
+        for _ in range(3):
+            np.testing.assert_array_equal(sess.run(y, {x: xv}), np.maximum(xv - 1.0, 0))
+            hv, yv = sess.run([h, y], {x: xv})
+            np.testing.assert_array_equal(hv, xv - 1.0)

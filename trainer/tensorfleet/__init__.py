@@ -9,14 +9,17 @@ import sys as _sys
 import types as _types
 
 from . import dtypes, errors
+from .platform import app, flags, gfile, tf_logging  # noqa: F401  (tf.app, tf.flags, tf.gfile; bound first:
+#                                                      modules of this package import `from .. import tf_logging`)
 from .dtypes import (DType, as_dtype, bool_ as bool, double, float16, float32, float64, half, int8, int16, int32,
                      int64, uint8)
 from .tensor_shape import Dimension, TensorShape
 from .device_spec import DeviceSpec
-from .graph import (Graph, GraphKeys, Operation, Tensor, add_to_collection, add_to_collections, colocate_with,
-                    control_dependencies, convert_to_tensor, device, get_collection, get_collection_ref,
-                    get_default_graph, get_default_session, name_scope, register_tensor_conversion_function,
-                    reset_default_graph, set_random_seed)
+from .graph import Graph, GraphKeys, Operation, Tensor
+from .default_graph import (add_to_collection, add_to_collections, colocate_with, control_dependencies,
+                            convert_to_tensor, device, get_collection, get_collection_ref, get_default_graph,
+                            get_default_session, name_scope, register_tensor_conversion_function,
+                            reset_default_graph, set_random_seed)
 from . import kernels as _kernels  # noqa: F401  (kernel registration)
 from .ops.array_ops import *  # noqa: F401,F403
 from .ops.math_ops import *  # noqa: F401,F403
@@ -39,10 +42,13 @@ from .placement import *  # noqa: F401,F403
 from .session import InteractiveSession, Session
 from . import nn, layers, losses, train  # noqa: E402
 from . import datasets  # noqa: E402
-from . import app, flags  # noqa: E402  (tf.app.run, tf.flags / tf.app.flags)
-from . import tf_logging as logging  # noqa: E402  (tf.logging)
-from . import gfile  # noqa: E402  (tf.gfile, local files only)
+from .platform import tf_logging as logging  # noqa: E402  (tf.logging)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
+from . import io  # noqa: E402  (tf.io: TFRecord files)
+from .io import python_io  # noqa: E402
+from . import summary  # noqa: E402  (tf.summary)
+from .protos.event_pb2 import Event, LogMessage, SessionLog  # noqa: E402  (TF 1.15's top-level protos)
+from .protos.summary_pb2 import HistogramProto, Summary, SummaryMetadata  # noqa: E402
 from . import version  # noqa: E402,F401  (tf.version; the choice of version string: version.py)
 from .version import VERSION  # noqa: E402
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .graph import Tensor, convert_to_tensor, get_default_graph
+from .graph import Tensor
+from .default_graph import convert_to_tensor, get_default_graph
 from .op_registry import get_op_def
 from .ops import array_ops, math_ops
 

@@ -1,7 +1,7 @@
 """The process-wide default graph and session, the `tf.*` scope functions, and `convert_to_tensor`.
 
-Part of the graph layer (split out of `graph.py`, which re-exports every name
-here): `tf.name_scope`, `tf.device`, `tf.control_dependencies`... act on the
+Part of the graph layer, above `graph.py` (which never imports it; `Graph.as_default`
+pushes onto `graph._default_graph_stack`): `tf.name_scope`, `tf.device`, `tf.control_dependencies`... act on the
 default graph; `convert_to_tensor` turns Variables (through registered
 conversion functions) and Python/numpy values (through the Const factory that
 `ops/array_ops` installs) into Tensors.
@@ -11,12 +11,11 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from . import dtypes as _dtypes
-from .graph import Graph, Operation, Tensor
+from .graph import Graph, Operation, Tensor, _default_graph_stack
+from .graph import get_default_session  # noqa: F401  (re-export: tf.get_default_session)
 
 # -- the default graph and default session ------------------------------------
-_default_graph_stack: list[Graph] = []
 _global_default_graph: Optional[Graph] = None
-_default_session_stack: list = []
 
 
 def get_default_graph() -> Graph:
@@ -35,10 +34,6 @@ def reset_default_graph() -> None:
         raise AssertionError("Do not use tf.reset_default_graph() to clear nested graphs. "
                              "If you need a cleared graph, exit the nesting and create a new graph.")
     _global_default_graph = Graph()
-
-
-def get_default_session():
-    return _default_session_stack[-1] if _default_session_stack else None
 
 
 def name_scope(name, default_name=None, values=None):

@@ -25,6 +25,7 @@ import numpy as np
 
 from .device_spec import DeviceSpec
 from .kernels import backend
+from .kernels.gpu_memory import DeviceMemory
 
 LOCAL_JOB = "localhost"
 #: TF reports 256 MiB for the CPU device's memory_limit.
@@ -103,8 +104,6 @@ def _simulated(entries: Sequence[Union[str, SimulatedDevice]], gpu_options) -> l
         raise ValueError(f"simulated_devices lists a device twice: {names}")
     if not any(d.spec.job == LOCAL_JOB and d.device_type == "CPU" for d in out):
         raise ValueError(f"simulated_devices must include a local CPU device, got {names}")
-    from .kernels.gpu_memory import DeviceMemory
-
     for d in out:
         if d.device_type == "GPU":
             d.memory = DeviceMemory.for_simulated(d.name, d.memory_limit_bytes, gpu_options)
@@ -139,8 +138,6 @@ def _gpu_devices(config) -> list:
                                     cp.cuda.runtime.getDeviceCount())
     if count_limit is not None:
         ids = ids[:count_limit]
-    from .kernels.gpu_memory import DeviceMemory
-
     out = []
     for i, cuda_id in enumerate(ids):
         spec = full_spec(DeviceSpec(device_type="GPU", device_index=i))

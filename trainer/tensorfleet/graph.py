@@ -17,6 +17,15 @@ from .device_spec import DeviceSpec
 from .op_registry import get_op_def
 from .tensor_shape import TensorShape, as_shape
 
+#: graphs entered with `Graph.as_default()`, innermost last (`default_graph.get_default_graph` reads it)
+_default_graph_stack: list = []
+#: sessions entered as default, innermost last (`Tensor.eval`, `Operation.run`, `tf.get_default_session`)
+_default_session_stack: list = []
+
+
+def get_default_session():
+    return _default_session_stack[-1] if _default_session_stack else None
+
 _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
 
@@ -532,12 +541,3 @@ def _as_operation(x) -> Operation:
     if isinstance(op, Operation):
         return op
     raise TypeError(f"Can not convert a {type(x).__name__} into an Operation.")
-
-
-# The default graph/session and the scope functions live in `default_graph`; re-exported here
-# (imported last: that module builds on the classes above).
-from .default_graph import (  # noqa: E402,F401
-    _conversion_functions, _default_graph_stack, _default_session_stack, _graph_of, _set_constant_factory,
-    add_to_collection, add_to_collections, colocate_with, control_dependencies, convert_to_tensor, device,
-    get_collection, get_collection_ref, get_default_graph, get_default_session, name_scope,
-    register_tensor_conversion_function, reset_default_graph, set_random_seed)

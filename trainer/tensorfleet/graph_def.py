@@ -26,7 +26,8 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from . import errors
-from .graph import Graph, Operation, Tensor, get_default_graph
+from .graph import Graph, Operation, Tensor
+from .default_graph import get_default_graph
 from .op_registry import get_op_def
 from .protos import types_pb2
 from .tensor_shape import TensorShape

@@ -15,10 +15,14 @@ __all__ = ["Dense", "dense", "conv2d", "max_pooling2d", "average_pooling2d", "fl
 import numpy as np
 
 from . import dtypes as _dtypes
-from .graph import GraphKeys, Tensor, convert_to_tensor, get_default_graph
+from .graph import GraphKeys, Tensor
+from .default_graph import convert_to_tensor, get_default_graph
 from .ops import conv_ops, init_ops, math_ops, nn_impl, state_ops
 from .ops import variable_scope as _vs
 from .ops.array_ops import constant
+from .ops import array_ops, comparison_ops, nn_composite
+from .ops.array_ops import transpose
+from .ops.array_ops import identity
 
 
 # -- variables ----------------------------------------------------------------
@@ -169,7 +173,6 @@ class Dense:
 
 def _tensordot_last(x, kernel, units):
     """x [..., in] @ kernel [in, units] -> [..., units] (TF's Tensordot for rank > 2 inputs)."""
-    from .ops import array_ops
     with get_default_graph().name_scope("Tensordot"):
         flat = array_ops.reshape(x, [-1, kernel.shape[0]])
         out = array_ops.reshape(math_ops.matmul(flat, kernel),
@@ -258,7 +261,6 @@ def flatten(inputs, name=None, data_format="channels_last"):
     x = convert_to_tensor(inputs)
     with _layer_scope(name, "flatten", None):
         if data_format == "channels_first" and x.shape.ndims is not None and x.shape.ndims > 2:
-            from .ops.array_ops import transpose
             x = transpose(x, [0] + list(range(2, x.shape.ndims)) + [1])
         return nn_impl.nn_flatten(x)
 
@@ -274,7 +276,6 @@ def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=
                                        math_ops.cast(convert_to_tensor(training), x.dtype))
             return nn_impl.dropout(x, rate=rate_t, noise_shape=noise_shape, seed=seed)
         if not training:
-            from .ops.array_ops import identity
             return identity(x)
         return nn_impl.dropout(x, rate=rate, noise_shape=noise_shape, seed=seed)
 
@@ -313,7 +314,6 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
         raise ValueError(f"Input has undefined `axis` dimension. Input shape: {x.shape}")
     reduce_axes = [i for i in range(ndims) if i != ax]
     bessel = ndims == 4 and ax in (1, 3) and fused is not False
-    from .ops import array_ops, comparison_ops, nn_composite
     param_dtype = _dtypes.float32 if x.dtype is _dtypes.float16 else x.dtype
     with _layer_scope(name, "batch_normalization", reuse):
         gamma = _weight("gamma", [channels], param_dtype, gamma_initializer or init_ops.ones_initializer(),

@@ -13,7 +13,8 @@ __all__ = ["Reduction", "compute_weighted_loss", "absolute_difference", "mean_sq
            "get_regularization_loss", "get_total_loss"]
 
 from . import dtypes as _dtypes
-from .graph import GraphKeys, add_to_collection, convert_to_tensor, get_collection, name_scope
+from .graph import GraphKeys
+from .default_graph import add_to_collection, convert_to_tensor, get_collection, name_scope
 from .ops import array_ops as _a
 from .ops import math_ops as _m
 from .ops import nn_ops as _nn

@@ -14,7 +14,8 @@ from . import nn as _nn
 from .ops import numerics as _nu
 from .ops import array_ops as _a, check_ops as _c, math_ops as _m, random_ops as _r, scan_sort_ops as _s
 from .ops import nn_impl as _ni, nn_ops as _no
-from . import graph as _g
+from . import default_graph as _g
+from . import dtypes
 
 _MATH = {
     "abs": _m.abs, "add": _m.add, "add_n": _m.add_n, "accumulate_n": _m.accumulate_n, "argmax": _m.argmax,
@@ -50,7 +51,6 @@ _LINALG = {"matmul": _m.matmul, "tensordot": _a.tensordot, "einsum": _a.einsum, 
 
 def _categorical(logits, num_samples, dtype=None, seed=None, name=None):
     """`tf.random.categorical`: tf.multinomial with an output dtype (int64 by default)."""
-    from . import dtypes
     return _r.multinomial(logits, num_samples, seed=seed, name=name,
                           output_dtype=dtypes.int64 if dtype is None else dtype)
 

@@ -1,7 +1,7 @@
 """The op registry: for each op type, its shape function, gradient and flags.
 
 Bottom layer beside `dtypes`: `graph` consults it when an op is created (shape
-inference), `autodiff` when differentiating, the executor for the cost class.
+inference), `autodiff` when differentiating, the executor for the cost class and for which ops write variables.
 Op modules under `ops/` fill it; `@register_gradient` sits right beside the op.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional
 
 if TYPE_CHECKING:
-    from .graph import Operation
+    from .graph import Operation  # type only: graph imports this module
 
 ShapeFn = Callable[["Operation"], list]  # -> [(DType, TensorShape), ...]
 GradFn = Callable[..., list]  # (op, *output_grads) -> [input grad or None, ...]
@@ -27,17 +27,26 @@ class OpDef:
     stateful: bool = False
     #: the executor may hand expensive ops to the inter-op pool; cheap ones run inline
     expensive: bool = False
+    #: attrs holding the variable ops this op writes (Assign: ("var",); ApplyAdam: ("var", "m", "v"));
+    #: the CUDA graph replay keeps those variables' arrays in place
+    updates_variables: tuple = ()
     attrs_doc: dict = field(default_factory=dict)
 
 
 _REGISTRY: dict[str, OpDef] = {}
 
 
-def register_op(op_type: str, shape_fn: ShapeFn, *, stateful: bool = False, expensive: bool = False) -> OpDef:
-    """Declares an op type. Re-registering the same type is an error."""
+def register_op(op_type: str, shape_fn: ShapeFn, *, stateful: bool = False, expensive: bool = False,
+                updates_variables: tuple = ()) -> OpDef:
+    """Declares an op type. Re-registering the same type is an error.
+
+    `updates_variables` names the attrs that hold the variable ops the op writes
+    (implies `stateful`).
+    """
     if op_type in _REGISTRY:
         raise KeyError(f"Op type {op_type!r} is already registered")
-    op_def = OpDef(op_type, shape_fn, stateful=stateful, expensive=expensive)
+    op_def = OpDef(op_type, shape_fn, stateful=stateful or bool(updates_variables), expensive=expensive,
+                   updates_variables=tuple(updates_variables))
     _REGISTRY[op_type] = op_def
     return op_def
 

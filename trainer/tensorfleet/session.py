@@ -22,12 +22,13 @@ from . import errors
 from .config import ConfigProto, RunOptions
 from .config import DeviceStepStats, NodeExecStats
 from .devices import local_devices
-from .graph import Graph, Operation, Tensor, _default_session_stack, get_default_graph
+from .graph import Graph, Operation, Tensor, _default_session_stack
+from .default_graph import get_default_graph
 from .kernels import ResourceStore, fp_state
 from .kernels.backend import to_host
 from .executor import ExecutionPlan
 from .placement import Placer, log_placement
-from .thread_pools import IntraOpThreads, pools_for_session
+from .executor.thread_pools import IntraOpThreads, pools_for_session
 
 
 class _FetchMapper:
@@ -269,7 +270,7 @@ class BaseSession:
         plan = ExecutionPlan(fetches, feeds, targets, self._resources, self._placer.place, host_device=self._host,
                              pools=self._pools, inter_op_threads=self._inter_op_threads, on_copy=self._on_copy)
         if self._config.experimental.cuda_graph_replay:
-            from .graph_replay import CudaGraphReplay
+            from .executor.cuda_graph import CudaGraphReplay  # late: only sessions that ask for replay load it
 
             plan.replay = CudaGraphReplay.for_plan(plan, self._resources)
         return plan

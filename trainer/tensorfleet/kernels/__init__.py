@@ -2,4 +2,6 @@
 from . import (array_kernels, conv_kernels, core_kernels, math_kernels, nn_kernels, random_kernels,  # noqa: F401
                train_kernels)
 from . import check_kernels, index_kernels, scan_sort_kernels  # noqa: F401
-from .registry import KernelContext, ResourceStore, has_kernel, lookup, register_kernel  # noqa: F401
+from . import summary_kernels  # noqa: F401
+from .registry import KernelContext, has_kernel, lookup, register_kernel  # noqa: F401
+from .resources import ResourceStore  # noqa: F401

@@ -1,7 +1,8 @@
 """Kernels for array ops (ops/array_ops, slicing_ops, join_ops, linalg_ops), written against `ctx.xp`.
 
-Reshape/transpose/slice results are views of their input where numpy allows (kernels never write
-into inputs). Shape arguments arrive as static attrs, or as a runtime int tensor for dynamic shapes.
+Reshape/transpose/slice results are views of their input where numpy allows (safe: a kernel writes
+into an input only when `ownership.owns` says nothing else, a view's base included, can see it).
+Shape arguments arrive as static attrs, or as a runtime int tensor for dynamic shapes.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import errors
-from ..ops.conv_ops import _hw, conv_output_hw
+from ..conv_geometry import conv_output_hw, spatial_hw
 from .registry import host_inputs, register_kernel
 
 
@@ -35,8 +35,8 @@ class _Geom:
         a = ctx.attrs
         fmt = a["data_format"]
         (self.oh, self.ow), ((self.pt, self.pb), (self.pl, self.pr)) = conv_output_hw(a, (h, w), (kh, kw))
-        self.sh, self.sw = _hw(a["strides"], fmt)
-        self.dh, self.dw = _hw(a.get("dilations", (1, 1, 1, 1)), fmt)
+        self.sh, self.sw = spatial_hw(a["strides"], fmt)
+        self.dh, self.dw = spatial_hw(a.get("dilations", (1, 1, 1, 1)), fmt)
         self.h, self.w, self.kh, self.kw = h, w, kh, kw
         if self.oh <= 0 or self.ow <= 0:
             raise errors.InvalidArgumentError(
@@ -181,7 +181,7 @@ def nn_shape(ctx, x):
 # -- pooling ------------------------------------------------------------------
 def _pool_geom(ctx, x):
     fmt = ctx.attrs["data_format"]
-    kh, kw = _hw(ctx.attrs["ksize"], fmt)
+    kh, kw = spatial_hw(ctx.attrs["ksize"], fmt)
     return _Geom(ctx, x.shape[1], x.shape[2], kh, kw)
 
 
@@ -286,7 +286,7 @@ def avg_pool_grad(ctx, orig_input_shape, grad):
     xp, fmt = ctx.xp, ctx.attrs["data_format"]
     n, h, w, c = _sizes_nhwc(orig_input_shape, fmt)
     grad = _to_nhwc(grad, fmt)
-    kh, kw = _hw(ctx.attrs["ksize"], fmt)
+    kh, kw = spatial_hw(ctx.attrs["ksize"], fmt)
     g = _Geom(ctx, h, w, kh, kw)
     scaled = (grad / _valid_counts(ctx, xp, g, grad.dtype)).astype(grad.dtype, copy=False)
     hp, wp = g.padded_hw

@@ -9,7 +9,8 @@ import numpy as np
 from .. import dtypes as _dtypes
 from .. import errors
 from .math_kernels import broadcast, fast_sum, keepdims_shape
-from .registry import host_inputs, owns, register_kernel
+from .ownership import owns
+from .registry import host_inputs, register_kernel
 
 _NO_INT32_ON_GPU = [d for d in (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int64, _dtypes.bool_)]
 

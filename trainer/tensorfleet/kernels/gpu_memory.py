@@ -166,3 +166,9 @@ class DeviceMemory:
 def is_oom(exc) -> bool:
     """True for cupy's (or the fake pool's) OutOfMemoryError."""
     return isinstance(exc, MemoryError) and type(exc).__name__ == "OutOfMemoryError"
+
+
+def known_cuda_memory() -> list:
+    """The DeviceMemory of every CUDA device this process has touched (for the metrics collector)."""
+    with _LOCK:
+        return list(_CUDA_MEMORY.values())

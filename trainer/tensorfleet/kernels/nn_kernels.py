@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import errors
-from ..ops.random_seed import rng_for
 from .array_kernels import take_unchecked
-from .registry import owns, register_kernel
+from .ownership import owns
+from .resources import rng_for
+from .registry import register_kernel
 
 
 def _cast(x, like):

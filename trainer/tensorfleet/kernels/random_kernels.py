@@ -1,4 +1,4 @@
-"""Kernels for random ops (ops/random_ops, init_ops' RandomOrthogonal), drawing from `random_seed.rng_for(ctx)`.
+"""Kernels for random ops (ops/random_ops, init_ops' RandomOrthogonal), drawing from `resources.rng_for(ctx)`.
 
 Values are drawn with numpy's PCG64 stream on the host (the same sequence on every device type) and
 moved to the device with `ctx.xp.asarray`; a fixed (graph seed, op seed) pair reproduces exactly.
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.random_seed import rng_for
 from .array_kernels import _dims
 from .registry import host_inputs, register_kernel
+from .resources import rng_for
 
 
 def _shape(ctx, dyn):

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from .. import dtypes as _dtypes
 from .. import errors
-from .registry import owns, register_kernel
+from .ownership import owns
+from .registry import register_kernel
 
 _FLOATS = (_dtypes.float16, _dtypes.float32, _dtypes.float64)
 

@@ -6,3 +6,4 @@ lists its public TF names in `__all__`; the package root re-exports them.
 from . import (array_ops, control_flow_ops, conv_ops, init_ops, math_ops, nn_composite, nn_impl, nn_ops,  # noqa: F401
                random_ops, state_ops, variable_scope)
 from . import check_ops, index_ops, scan_sort_ops, scatter_ops  # noqa: F401
+from . import summary_ops  # noqa: F401

@@ -17,8 +17,9 @@ import builtins as _builtins
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..graph import _set_constant_factory
-from ..graph import Tensor, name_scope
+from ..default_graph import _set_constant_factory
+from ..graph import Tensor
+from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, as_shape, make_tensor, register_gradient, register_op,
                      unchanged_shape, convert_to_tensor, unknown_shape)
 from .shape_util import axis_arg, constant_value, normalize_axis, partial_shape_value, shape_arg
@@ -350,7 +351,7 @@ register_op("Fill", _fill_shape)
 
 @register_gradient("Fill")
 def _fill_grad(op, grad):
-    from .reduction_ops import reduce_sum
+    from .reduction_ops import reduce_sum  # late: reduction_ops imports array_ops at load
     return [reduce_sum(grad)] + [None] * (len(op.inputs) - 1)
 
 

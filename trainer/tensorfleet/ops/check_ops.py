@@ -22,7 +22,8 @@ __all__ = ["Assert", "Print", "assert_equal", "assert_none_equal", "assert_less"
 import numpy as np
 
 from .. import errors
-from ..graph import Tensor, name_scope
+from ..graph import Tensor
+from ..default_graph import name_scope
 from .common import NotDifferentiable, convert_to_tensor, is_tensor_like, make_op, make_tensor, register_gradient, \
     register_op
 from .shape_util import constant_value

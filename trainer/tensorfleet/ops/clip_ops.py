@@ -9,9 +9,14 @@ __all__ = ["clip_by_value", "clip_by_norm", "global_norm", "clip_by_global_norm"
 
 import numpy as np
 
-from ..graph import Tensor, name_scope
+from ..graph import Tensor
+from ..default_graph import name_scope
 from .common import convert_to_tensor, is_tensor_like
-from . import math_ops as _m
+from . import arithmetic_ops as _m
+from . import comparison_ops as _c
+from . import reduction_ops as _r
+from .array_ops import identity, size
+from .array_ops import stack
 
 
 def _like(value, t: Tensor):
@@ -35,14 +40,13 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
     """`tf.clip_by_norm`: t * clip_norm / max(l2norm(t, axes), clip_norm); zero norms stay finite."""
-    from .array_ops import identity
     t = convert_to_tensor(t)
     with name_scope(name, "clip_by_norm", [t, clip_norm]) as scope:
-        l2sum = _m.reduce_sum(_m.multiply(t, t), axes, keepdims=True)
+        l2sum = _r.reduce_sum(_m.multiply(t, t), axes, keepdims=True)
         zero = _m.broadcast_like(convert_to_tensor(0, dtype=t.dtype), l2sum)
-        pred = _m.greater(l2sum, zero)
-        l2sum_safe = _m.where(pred, l2sum, _m.broadcast_like(convert_to_tensor(1, dtype=t.dtype), l2sum))
-        l2norm = _m.where(pred, _m.sqrt(l2sum_safe), l2sum)
+        pred = _c.greater(l2sum, zero)
+        l2sum_safe = _c.where(pred, l2sum, _m.broadcast_like(convert_to_tensor(1, dtype=t.dtype), l2sum))
+        l2norm = _c.where(pred, _m.sqrt(l2sum_safe), l2sum)
         clip_norm = _like(clip_norm, t)
         intermediate = _m.multiply(t, clip_norm)
         values_clip = _m.truediv(intermediate, _m.maximum(l2norm, clip_norm))
@@ -51,11 +55,10 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
 
 def clip_by_average_norm(t, clip_norm, name=None):
     """`tf.clip_by_average_norm`: clips by the L2 norm divided by the number of elements."""
-    from .array_ops import identity, size
     t = convert_to_tensor(t)
     with name_scope(name, "clip_by_average_norm", [t, clip_norm]) as scope:
         n_element = _m.cast(size(t), t.dtype)
-        l2norm_inv = _m.rsqrt(_m.reduce_sum(_m.multiply(t, t)))
+        l2norm_inv = _m.rsqrt(_r.reduce_sum(_m.multiply(t, t)))
         clip_norm = _like(clip_norm, t)
         tclip = _m.multiply(_m.multiply(t, clip_norm),
                             _m.minimum(_m.multiply(l2norm_inv, n_element), _m.reciprocal(clip_norm)))
@@ -69,13 +72,12 @@ def global_norm(t_list, name=None):
     tensors = [convert_to_tensor(t) for t in t_list if t is not None]
     if not tensors:
         raise ValueError("global_norm needs at least one non-None tensor")
-    from .array_ops import stack
     with name_scope(name, "global_norm", tensors):
         dtype = tensors[0].dtype
-        half_sq = [_m.multiply(_m.reduce_sum(_m.square(v)), convert_to_tensor(0.5, dtype=v.dtype))
+        half_sq = [_m.multiply(_r.reduce_sum(_m.square(v)), convert_to_tensor(0.5, dtype=v.dtype))
                    for v in tensors]
         half_sq = [h if h.dtype is dtype else _m.cast(h, dtype) for h in half_sq]
-        half_squared_norm = _m.reduce_sum(stack(half_sq))
+        half_squared_norm = _r.reduce_sum(stack(half_sq))
         return _m.sqrt(_m.multiply(half_squared_norm, convert_to_tensor(2, dtype=dtype)), name="global_norm")
 
 
@@ -84,7 +86,6 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
     None entries stay None; an infinite or NaN global norm makes every clipped value NaN (as in TF).
     """
-    from .array_ops import identity
     if isinstance(t_list, Tensor) or not isinstance(t_list, (list, tuple)):
         raise TypeError("t_list should be a sequence")
     t_list = list(t_list)
@@ -97,7 +98,7 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
         one = convert_to_tensor(1.0, dtype=dtype)
         scale = _m.multiply(clip_norm, _m.minimum(_m.truediv(one, use_norm), _m.truediv(one, clip_norm)))
         nan = convert_to_tensor(np.nan, dtype=dtype)
-        scale = _m.where(_m.is_finite(use_norm), scale, nan)
+        scale = _c.where(_c.is_finite(use_norm), scale, nan)
         out = []
         for i, t in enumerate(t_list):
             if t is None:

@@ -10,8 +10,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .. import graph as _graph_mod
-from ..graph import Operation, Tensor, convert_to_tensor, get_default_graph
+from .. import default_graph as _graph_mod
+from ..graph import Operation, Tensor
+from ..default_graph import convert_to_tensor, get_default_graph
 from ..op_registry import NotDifferentiable, register_gradient, register_op  # noqa: F401  (re-export)
 from ..tensor_shape import TensorShape, as_shape, unknown_shape
 

@@ -9,10 +9,11 @@ __all__ = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal
            "logical_not", "logical_xor", "where", "where_v2", "is_nan", "is_inf", "is_finite"]
 
 from .. import dtypes as _dtypes
-from ..graph import name_scope
+from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, binary_inputs, broadcast_shape, convert_to_tensor,
                      make_tensor, register_gradient, register_op, unknown_shape)
-from . import math_ops as _m
+from . import arithmetic_ops as _m
+from .common import is_tensor_like
 
 
 def _compare_shape(op):
@@ -164,7 +165,6 @@ NotDifferentiable("Where")
 
 
 def _branch_inputs(x, y):
-    from .common import is_tensor_like
     if not is_tensor_like(x) and not is_tensor_like(y):
         x = convert_to_tensor(x)
     return binary_inputs(x, y, "Select")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 __all__ = ["no_op", "group"]
 
-from ..graph import Operation, Tensor, _as_operation, get_default_graph
+from ..graph import Operation, Tensor, _as_operation
+from ..default_graph import get_default_graph
 from .common import NotDifferentiable, register_op
 from .array_ops import identity
 

@@ -1,7 +1,7 @@
 """`tf.nn` convolution and pooling: conv2d (+ its backprop ops), conv2d_transpose, max_pool, avg_pool.
 
 Sits in `ops/` (wrappers, shape functions, gradients); kernels in `kernels/conv_kernels.py`
-(im2col on a strided window view + one matmul). `window_geometry` is the single source of
+(im2col on a strided window view + one matmul). `conv_geometry.window_geometry` is the single source of
 TF's SAME/VALID/explicit output-size and padding rule, shared by shape functions and kernels.
 """
 from __future__ import annotations
@@ -12,37 +12,15 @@ __all__ = ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..graph import Tensor, name_scope
+from ..graph import Tensor
+from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, convert_to_tensor, make_tensor, register_gradient, register_op,
                      static_value)
+from ..conv_geometry import conv_output_hw, spatial_hw
 from .nn_ops import float_input
+from .array_ops import constant
 
 _FORMATS = ("NHWC", "NCHW")
-
-
-# -- geometry -----------------------------------------------------------------
-def window_geometry(in_size, k: int, stride: int, dilation: int, padding: str, explicit=(0, 0)):
-    """(out_size, pad_before, pad_after) along one spatial dim, exactly TF's rule.
-
-    VALID: out = ceil((in - eff_k + 1) / s). SAME: out = ceil(in / s) and the total padding
-    max((out - 1) * s + eff_k - in, 0) is split with the extra (odd) element after.
-    `in_size` None gives (None, None, None).
-    """
-    if in_size is None:
-        return None, None, None
-    eff = (k - 1) * dilation + 1
-    if padding == "VALID":
-        return max((in_size - eff) // stride + 1, 0), 0, 0
-    if padding == "SAME":
-        out = -(-in_size // stride)
-        total = max((out - 1) * stride + eff - in_size, 0)
-        return out, total // 2, total - total // 2
-    before, after = explicit
-    return max((in_size + before + after - eff) // stride + 1, 0), before, after
-
-
-def _hw(values, data_format: str):
-    return (values[2], values[3]) if data_format == "NCHW" else (values[1], values[2])
 
 
 def _get_sequence(value, name: str, data_format: str, n: int = 2):
@@ -67,7 +45,7 @@ def _padding_attrs(padding, data_format):
         pads = [tuple(int(v) for v in p) for p in padding]
         if len(pads) != 4 or any(len(p) != 2 for p in pads):
             raise ValueError(f"When padding is explicit, it must be a list of 4 pairs, got {padding!r}")
-        h, w = _hw(pads, data_format)
+        h, w = spatial_hw(pads, data_format)
         batch, chan = (pads[0], pads[1]) if data_format == "NCHW" else (pads[0], pads[3])
         if batch != (0, 0) or chan != (0, 0):
             raise ValueError(f"Explicit padding in the batch or depth dimension is not supported, got {padding!r}")
@@ -105,16 +83,6 @@ def _conv_attrs(strides, padding, data_format, dilations):
     pad, explicit = _padding_attrs(padding, data_format)
     return {"strides": strides, "padding": pad, "explicit_paddings": explicit, "data_format": data_format,
             "dilations": dilations}
-
-
-def conv_output_hw(attrs, in_hw, k_hw):
-    """Output (H, W) and pads ((top, bottom), (left, right)) of a conv/pool with these attrs."""
-    s = _hw(attrs["strides"], attrs["data_format"])
-    d = _hw(attrs.get("dilations", (1, 1, 1, 1)), attrs["data_format"])
-    ex = attrs.get("explicit_paddings", ((0, 0), (0, 0)))
-    gh = window_geometry(in_hw[0], k_hw[0], s[0], d[0], attrs["padding"], ex[0])
-    gw = window_geometry(in_hw[1], k_hw[1], s[1], d[1], attrs["padding"], ex[1])
-    return (gh[0], gw[0]), ((gh[1], gh[2]), (gw[1], gw[2]))
 
 
 def _nhwc_shape(dims, data_format):
@@ -177,7 +145,6 @@ NotDifferentiable("NnShape")  # an int32 shape vector
 def shape_of(t: Tensor) -> Tensor:
     """t's shape as an int32 vector: a constant when static, else an nn-private NnShape op."""
     if t.shape.is_fully_defined():
-        from .array_ops import constant
         return constant(np.array(t.shape.as_list(), dtype=np.int32), name="Shape")
     return make_tensor("NnShape", [t], name="Shape")
 
@@ -315,7 +282,7 @@ def _pool_out_shape(attrs, shape: TensorShape) -> TensorShape:
     _check_rank4(shape, "'input'")
     fmt = attrs["data_format"]
     n, h, w, c = _nhwc_shape(shape.as_tuple(), fmt) if shape.ndims else (None,) * 4
-    kh, kw = _hw(attrs["ksize"], fmt)
+    kh, kw = spatial_hw(attrs["ksize"], fmt)
     (oh, ow), _ = conv_output_hw(attrs, (h, w), (kh, kw))
     if (oh is not None and oh <= 0) or (ow is not None and ow <= 0):
         raise ValueError(f"Negative dimension size caused by subtracting {kh if oh is not None and oh <= 0 else kw}"

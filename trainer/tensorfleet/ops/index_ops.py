@@ -8,10 +8,11 @@ from __future__ import annotations
 __all__ = ["gather_nd", "sequence_mask"]
 
 from .. import dtypes as _dtypes
-from ..graph import name_scope
+from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, convert_to_tensor, make_tensor, register_gradient, register_op,
                      unknown_shape)
 from .shape_util import constant_value
+from .math_ops import cast
 
 
 # -- GatherNd -----------------------------------------------------------------
@@ -90,5 +91,4 @@ def sequence_mask(lengths, maxlen=None, dtype=_dtypes.bool_, name=None):
         dtype = _dtypes.as_dtype(dtype)
         if dtype is _dtypes.bool_:
             return mask
-        from .math_ops import cast
         return cast(mask, dtype)

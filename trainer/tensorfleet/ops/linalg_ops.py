@@ -11,13 +11,15 @@ __all__ = ["eye", "diag", "diag_part", "trace", "einsum", "tensordot"]
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..graph import name_scope
+from ..default_graph import name_scope
 from .common import (TensorShape, convert_to_tensor, make_tensor, register_gradient, register_op, unknown_shape)
+from .common import broadcast_shape
+from .common import binary_inputs
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dtypes.float32, name=None):
     """`tf.eye`: an identity matrix (a constant; batch_shape prepends batch dims)."""
-    from .array_ops import constant
+    from .array_ops import constant  # late: array_ops imports linalg_ops at load
     dtype = _dtypes.as_dtype(dtype)
     m = np.eye(int(num_rows), int(num_columns if num_columns is not None else num_rows), dtype=dtype.np_dtype)
     if batch_shape:
@@ -74,7 +76,7 @@ def _diag_part_grad(op, grad):
 
 def trace(x, name=None):
     """`tf.trace`: sum of the main diagonal of a matrix (rank 2 only here)."""
-    from .reduction_ops import reduce_sum
+    from .reduction_ops import reduce_sum  # late: arithmetic_ops (under reduction_ops) imports linalg_ops at load
     x = convert_to_tensor(x)
     return reduce_sum(diag_part(x), name=name or "Trace")
 
@@ -159,7 +161,6 @@ def _batch_matmul_shape(op):
     ky, n = (sy[-1], sy[-2]) if op.get_attr("adj_y") else (sy[-2], sy[-1])
     if kx is not None and ky is not None and kx != ky:
         raise ValueError(f"Dimensions must be equal, but are {kx} and {ky}")
-    from .common import broadcast_shape
     batch = broadcast_shape(TensorShape(sx[:-2]), TensorShape(sy[:-2]))
     return [(x.dtype, batch.concatenate([m, n]))]
 
@@ -169,7 +170,6 @@ register_op("BatchMatMulV2", _batch_matmul_shape, expensive=True)
 
 def batch_matmul(x, y, adj_x=False, adj_y=False, name=None):
     """Matrix products over the last two axes with broadcasting batch axes (TF's BatchMatMulV2)."""
-    from .common import binary_inputs
     x, y = binary_inputs(x, y, "BatchMatMulV2")
     return make_tensor("BatchMatMulV2", [x, y], {"adj_x": bool(adj_x), "adj_y": bool(adj_y)}, name=name,
                        default_name="MatMul")
@@ -178,7 +178,7 @@ def batch_matmul(x, y, adj_x=False, adj_y=False, name=None):
 @register_gradient("BatchMatMulV2")
 def _batch_matmul_grad(op, grad):
     """TF's _BatchMatMulV2 gradient; broadcast batch axes are summed back to each input's shape."""
-    from .math_ops import sum_to_shape_of
+    from .math_ops import sum_to_shape_of  # late: arithmetic_ops imports linalg_ops at load
     x, y = op.inputs
     ax, ay = op.get_attr("adj_x"), op.get_attr("adj_y")
     if not ax and not ay:

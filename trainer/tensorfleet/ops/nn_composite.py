@@ -7,7 +7,7 @@ from __future__ import annotations
 
 __all__ = ["batch_normalization", "l2_normalize"]
 
-from ..graph import name_scope
+from ..default_graph import name_scope
 from . import math_ops as _m
 from .common import convert_to_tensor
 

@@ -13,11 +13,17 @@ import numbers
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..graph import Tensor, name_scope
+from ..graph import Tensor
+from ..default_graph import name_scope
 from . import random_seed
 from .common import (NotDifferentiable, TensorShape, as_shape, convert_to_tensor, make_op, make_tensor,
                      reduced_shape, register_gradient, register_op)
 from .nn_ops import float_input
+from .math_ops import matmul
+from .math_ops import multiply
+from .math_ops import subtract
+from . import math_ops as m
+from .array_ops import size
 
 
 def _rank_error(expected: str, rank: int) -> ValueError:
@@ -85,7 +91,6 @@ def _broadcast_channel_grad(op, grad):
 
 def xw_plus_b(x, weights, biases, name=None):
     """`tf.nn.xw_plus_b`: matmul(x, weights) + biases."""
-    from .math_ops import matmul
     with name_scope(name, "xw_plus_b", [x, weights, biases]) as scope:
         x = convert_to_tensor(x, name="x")
         weights = convert_to_tensor(weights, name="weights")
@@ -106,7 +111,6 @@ def l2_loss(t, name=None):
 
 @register_gradient("L2Loss")
 def _l2_loss_grad(op, grad):
-    from .math_ops import multiply
     return [multiply(op.inputs[0], grad)]
 
 
@@ -133,7 +137,6 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         raise ValueError("Cannot specify both 'rate' and 'keep_prob'.")
     if keep_prob is not None:
         if isinstance(keep_prob, Tensor) or hasattr(keep_prob, "_as_graph_element"):
-            from .math_ops import subtract
             rate = subtract(1.0, convert_to_tensor(keep_prob))
         else:
             try:
@@ -179,7 +182,6 @@ def _noise_shape_attr(x, noise_shape):
 
 @register_gradient("Dropout")
 def _dropout_grad(op, grad, grad_mask):
-    from .math_ops import multiply
     return [multiply(grad, op.outputs[1]), None]
 
 
@@ -215,7 +217,6 @@ def _moments_grad(op, g_mean, g_var):
 @register_gradient("NnMomentsGrad")
 def _moments_grad_grad(op, grad):
     # NnMomentsGrad(x, gm, gv) = gm / n + gv * (2 / n) * (x - mean(x)), gm and gv broadcast over `axes`
-    from . import math_ops as m
     x, g_mean, g_var = op.inputs
     axes, keep = tuple(op.get_attr("axes")), op.get_attr("keepdims")
     centered = m.subtract(x, m.reduce_mean(x, axis=axes, keepdims=True))
@@ -226,7 +227,6 @@ def _moments_grad_grad(op, grad):
     if all(d is not None for d in dims):
         two_over_n = 2.0 / max(1, int(np.prod(dims)))
     else:
-        from .array_ops import size
         mean = m.reduce_mean(x, axis=axes, keepdims=True)
         two_over_n = m.realdiv(m.multiply(2.0, m.cast(size(mean), x.dtype)), m.cast(size(x), x.dtype))
     d_x = m.multiply(two_over_n, m.subtract(gv_grad, m.reduce_mean(gv_grad, axis=axes, keepdims=True)))

@@ -15,9 +15,11 @@ __all__ = ["relu", "relu6", "elu", "leaky_relu", "sigmoid", "tanh", "softplus", 
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..graph import name_scope
+from ..default_graph import name_scope
 from .common import (TensorShape, convert_to_tensor, make_op, make_tensor, register_gradient, register_op,
-                     unchanged_shape)
+                     static_value, unchanged_shape)
+from . import math_ops
+from .array_ops import stop_gradient
 
 _FLOAT_TYPES = "half, float32, float64"
 
@@ -119,7 +121,6 @@ def _leaky_relu_grad(op, grad):
 # Each *Grad op is linear in its incoming gradient, so that input's gradient is the same op
 # applied to the new cotangent; the other input gets d/d(other) (None where it is zero a.e.).
 def _m():
-    from . import math_ops  # second order only: tf.nn's first-order path stays self-contained
     return math_ops
 
 
@@ -256,7 +257,6 @@ def _log_softmax_grad_grad(op, g):
 # -- softmax cross entropy ----------------------------------------------------
 def _is_zero(t) -> bool:
     """True for autodiff's stand-in gradient of an unused output (a broadcast constant 0)."""
-    from .common import static_value
     if t.op.type == "Const":
         v = static_value(t)
     elif t.op.type == "BroadcastLike":
@@ -309,7 +309,6 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
                          "logits=..., ...)")
     if labels is None or logits is None:
         raise ValueError("Both labels and logits must be provided.")
-    from .array_ops import stop_gradient
     with name_scope(name, "softmax_cross_entropy_with_logits_sg", [logits, labels]) as scope:
         labels = stop_gradient(labels, name="labels_stop_gradient")
     return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, axis=dim if axis is None else axis,

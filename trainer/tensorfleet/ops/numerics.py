@@ -13,7 +13,7 @@ checks chained by control dependencies, and returns a group op that runs them al
 from __future__ import annotations
 
 from .. import dtypes as _dtypes
-from ..graph import get_default_graph, name_scope
+from ..default_graph import get_default_graph, name_scope
 from .array_ops import identity
 from .common import convert_to_tensor, make_tensor, register_gradient, register_op
 from .control_flow_ops import group

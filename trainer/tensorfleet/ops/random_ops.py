@@ -10,11 +10,12 @@ __all__ = ["random_normal", "truncated_normal", "random_uniform", "random_shuffl
            "random_crop"]
 
 from .. import dtypes as _dtypes
-from ..graph import name_scope
+from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, convert_to_tensor, is_tensor_like, make_tensor,
                      register_gradient, register_op)
 from .random_seed import seed_attrs
 from .shape_util import partial_shape_value, shape_arg
+from . import math_ops as _m
 
 
 def _random_shape(op):
@@ -42,7 +43,6 @@ def _random_tensor(op_type, shape, dtype, seed, extra=None):
 
 
 def _scale_shift(rnd, scale, shift, dtype, scope):
-    from . import math_ops as _m
     scale = convert_to_tensor(scale, dtype=None if is_tensor_like(scale) else dtype)
     shift = convert_to_tensor(shift, dtype=None if is_tensor_like(shift) else dtype)
     return _m.add(_m.multiply(rnd, scale), shift, name=scope)
@@ -83,7 +83,6 @@ def random_uniform(shape, minval=0, maxval=None, dtype=_dtypes.float32, seed=Non
             return make_tensor("RandomUniformInt", [] if dynamic is None else [dynamic], attrs, name=scope)
         maxval = 1 if maxval is None else maxval
         rnd = _random_tensor("RandomUniform", shape, dtype, seed)
-        from . import math_ops as _m
         lo = convert_to_tensor(minval, dtype=None if is_tensor_like(minval) else dtype)
         hi = convert_to_tensor(maxval, dtype=None if is_tensor_like(maxval) else dtype)
         return _m.add(_m.multiply(rnd, _m.subtract(hi, lo)), lo, name=scope)

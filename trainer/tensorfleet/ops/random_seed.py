@@ -7,14 +7,14 @@
 | None       | set     | (DEFAULT_GRAPH_SEED, op seed)                   |
 | set        | set     | (graph seed, op seed)                           |
 
-Kernels seed one numpy PCG64 stream per op from the pair, so a fixed pair
-gives the same sequence in every session and process.
+Kernels seed one numpy PCG64 stream per op from the pair (`kernels.resources.rng_for`),
+so a fixed pair gives the same sequence in every session and process.
 """
 from __future__ import annotations
 
 from typing import Optional
 
-from ..graph import get_default_graph
+from ..default_graph import get_default_graph
 
 DEFAULT_GRAPH_SEED = 87654321
 
@@ -35,10 +35,3 @@ def seed_attrs(seed: Optional[int]) -> dict:
     """Op attributes `seed`, `seed2` as TF stores them (0, 0 = nondeterministic)."""
     s1, s2 = get_seed(seed)
     return {"seed": s1 or 0, "seed2": s2 or 0}
-
-
-def rng_for(ctx):
-    """The per-op random stream of a random kernel (used by kernels/random_kernels and dropout)."""
-    s1, s2 = ctx.attrs.get("seed", 0), ctx.attrs.get("seed2", 0)
-    seed = (s1, s2) if (s1 or s2) else None
-    return ctx.resources.rng(ctx.op.name, seed)

@@ -10,11 +10,15 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
            "reduce_logsumexp", "count_nonzero", "argmax", "argmin"]
 
 from .. import dtypes as _dtypes
-from ..graph import name_scope
+from ..default_graph import name_scope
 from .common import (NotDifferentiable, convert_to_tensor, make_tensor, reduced_shape, register_gradient,
                      register_op)
 from .shape_util import axis_arg
-from . import math_ops as _m
+from . import arithmetic_ops as _m
+from .comparison_ops import equal
+from .array_ops import stop_gradient
+from .comparison_ops import is_finite, where
+from .comparison_ops import not_equal
 
 
 def _reduce_shape(kind):
@@ -85,7 +89,6 @@ def _mean_grad_grad(op, grad):
 
 def _minmax_reduction_grad(op, grad):
     """TF's rule: the gradient is split equally between all elements equal to the extremum (ties)."""
-    from .comparison_ops import equal
     x, y = op.inputs[0], op.outputs[0]
     axis, keepdims = _attrs(op)
     indicators = _m.cast(equal(x, _m.reduction_grad(y, x, axis, keepdims)), grad.dtype)
@@ -110,8 +113,6 @@ def _prod_grad(op, grad):
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
     """`tf.reduce_logsumexp`: log(sum(exp(x))) computed stably (max subtracted, gradient through softmax)."""
-    from .array_ops import stop_gradient
-    from .comparison_ops import is_finite, where
     x = convert_to_tensor(input_tensor)
     axis = axis_arg(axis if axis is not None else reduction_indices)
     keep = bool(keepdims if keepdims is not None else keep_dims)
@@ -128,7 +129,6 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reductio
 def count_nonzero(input_tensor, axis=None, keepdims=None, dtype=_dtypes.int64, name=None, reduction_indices=None,
                   keep_dims=None):
     """`tf.count_nonzero`: number of non-zero elements along `axis` (dtype int64 by default)."""
-    from .comparison_ops import not_equal
     x = convert_to_tensor(input_tensor)
     with name_scope(name, "count_nonzero", [x]):
         zero = convert_to_tensor(False if x.dtype.is_bool else 0, dtype=x.dtype)

@@ -90,7 +90,7 @@ def shape_arg(shape, what="shape"):
             vals = [constant_value(convert_to_tensor(d)) if is_tensor_like(d) else d for d in shape]
             if all(v is not None for v in vals):
                 return tuple(int(v) for v in vals), None
-            from .array_ops import stack  # late: array_ops builds on this module
+            from .array_ops import stack  # late: array_ops imports shape_util at load
             parts = [convert_to_tensor(d) if is_tensor_like(d) else convert_to_tensor(int(d), _dtypes.int32)
                      for d in shape]
             parts = [p if p.dtype is _dtypes.int32 else _cast(p) for p in parts]
@@ -103,7 +103,7 @@ def shape_arg(shape, what="shape"):
 
 
 def _cast(t):
-    from .math_ops import cast
+    from .math_ops import cast  # late: reduction_ops (under math_ops) imports shape_util at load
     return cast(t, _dtypes.int32)
 
 

@@ -12,7 +12,7 @@ import builtins as _builtins
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..graph import name_scope
+from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, convert_to_tensor, is_tensor_like, make_tensor,
                      register_gradient, register_op, unknown_shape)
 from .shape_util import axis_arg, constant_value, normalize_axis

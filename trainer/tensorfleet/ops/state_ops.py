@@ -13,11 +13,13 @@ __all__ = ["Variable", "assign", "assign_add", "assign_sub", "is_variable_initia
 from typing import Optional
 
 from .. import dtypes as _dtypes
-from ..graph import (GraphKeys, Operation, Tensor, convert_to_tensor, get_default_graph,
-                     register_tensor_conversion_function)
+from ..graph import GraphKeys, Operation, Tensor
+from ..default_graph import convert_to_tensor, get_default_graph, register_tensor_conversion_function
 from ..tensor_shape import TensorShape, as_shape
 from .common import NotDifferentiable, make_tensor, register_op
 from .control_flow_ops import group
+from .array_ops import identity
+from ..default_graph import get_default_session
 
 register_op("VariableV2", lambda op: [(op.get_attr("dtype"), op.get_attr("shape"))], stateful=True)
 NotDifferentiable("VariableV2")
@@ -37,7 +39,7 @@ def _assign_shape(op):
 
 
 for _t in ("Assign", "AssignAdd", "AssignSub"):
-    register_op(_t, _assign_shape, stateful=True)
+    register_op(_t, _assign_shape, stateful=True, updates_variables=("var",))
     NotDifferentiable(_t)
 
 register_op("IsVariableInitialized", lambda op: [(_dtypes.bool_, TensorShape([]))], stateful=True)
@@ -168,7 +170,6 @@ class Variable:
         return self._variable
 
     def read_value(self) -> Tensor:
-        from .array_ops import identity
 
         with self._variable.graph.colocate_with(self._variable.op):  # TF: reads live with the variable
             return identity(self._variable, name="read")
@@ -203,7 +204,6 @@ class Variable:
         return self._variable.eval(session=session)
 
     def load(self, value, session=None):
-        from ..graph import get_default_session
 
         session = session or get_default_session()
         if session is None:

@@ -7,9 +7,10 @@ Names follow TF: `a + b` is op "add", `a / b` "truediv", `a < b` "Less", `a[1:]`
 """
 from __future__ import annotations
 
-from ..graph import Tensor, name_scope
+from ..graph import Tensor
+from ..default_graph import name_scope
 from . import comparison_ops as _c
-from . import math_ops as _m
+from . import arithmetic_ops as _m
 from .slicing_ops import getitem
 
 

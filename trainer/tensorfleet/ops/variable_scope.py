@@ -14,9 +14,12 @@ import contextlib
 import inspect
 
 from .. import dtypes as _dtypes
-from ..graph import GraphKeys, Tensor, get_default_graph
+from ..graph import GraphKeys, Tensor
+from ..default_graph import get_default_graph
 from ..tensor_shape import as_shape
 from . import state_ops
+from . import init_ops
+from .array_ops import constant
 
 __all__ = ["AUTO_REUSE", "get_variable", "variable_scope", "get_variable_scope", "VariableScope",
            "get_local_variable"]
@@ -224,7 +227,6 @@ class _VariableStore:
 
 def _default_initializer(name, dtype):
     """TF's default: glorot_uniform for floats, zeros for integers and bools."""
-    from . import init_ops
 
     if dtype.is_floating:
         factory = getattr(init_ops, "glorot_uniform_initializer", None)
@@ -243,7 +245,6 @@ def _default_initializer(name, dtype):
 def _numpy_zeros(shape, dtype=_dtypes.float32, partition_info=None):
     import numpy as np
 
-    from .array_ops import constant
 
     return constant(np.zeros(shape, dtype=_dtypes.as_dtype(dtype).np_dtype))
 

@@ -17,6 +17,10 @@ from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
 from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
 from .saver import get_checkpoint_mtimes, remove_checkpoint
+from ..protos.example_pb2 import Example, SequenceExample
+from ..protos.feature_pb2 import BytesList, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List
+from ..summary.saver_hook import SecondOrStepTimer, SummarySaverHook
+from ..summary.writer import FileWriterCache as SummaryWriterCache
 from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
                             global_step)
 
@@ -25,4 +29,6 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "CheckpointState", "get_or_create_global_step", "get_global_step", "create_global_step",
            "global_step", "assert_global_step", "ExponentialMovingAverage", "exponential_decay",
            "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay",
-           "remove_checkpoint", "get_checkpoint_mtimes"]
+           "remove_checkpoint", "get_checkpoint_mtimes",
+           "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
+           "FloatList", "Int64List", "SummarySaverHook", "SecondOrStepTimer", "SummaryWriterCache"]

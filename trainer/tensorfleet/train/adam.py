@@ -10,7 +10,7 @@ multiplied by beta1/beta2 after all updates of a step (in `_finish`).
 """
 from __future__ import annotations
 
-from ..graph import get_default_graph
+from ..default_graph import get_default_graph
 from . import training_ops
 from .optimizer import Optimizer
 

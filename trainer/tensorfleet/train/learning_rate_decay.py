@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..graph import convert_to_tensor, name_scope
+from ..default_graph import convert_to_tensor, name_scope
 from ..ops import comparison_ops as _c
 from ..ops import math_ops as _m
 

@@ -8,7 +8,8 @@ from the variable's initial value; `apply()` returns one grouped op of AssignSub
 from __future__ import annotations
 
 from .. import dtypes as _dtypes
-from ..graph import GraphKeys, convert_to_tensor, get_default_graph, name_scope
+from ..graph import GraphKeys
+from ..default_graph import convert_to_tensor, get_default_graph, name_scope
 from ..ops import array_ops, control_flow_ops, math_ops, state_ops
 from .optimizer import create_slot
 

@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 from ..autodiff import gradients as _gradients
-from ..graph import GraphKeys, Operation, Tensor, convert_to_tensor, get_default_graph
+from ..graph import GraphKeys, Operation, Tensor
+from ..default_graph import convert_to_tensor, get_default_graph
 from ..ops import array_ops, control_flow_ops, state_ops
 
 __all__ = ["Optimizer"]

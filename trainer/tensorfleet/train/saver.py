@@ -20,7 +20,8 @@ import numpy as np
 from .. import dtypes as _dtypes
 from .. import errors
 from .. import tf_logging as logging
-from ..graph import GraphKeys, Operation, get_default_graph
+from ..graph import GraphKeys, Operation
+from ..default_graph import get_default_graph
 from ..ops import array_ops, control_flow_ops, state_ops
 from . import training_util
 from .checkpoint_io import (INDEX_SUFFIX, CheckpointNotFoundError, os_error, read_checkpoint, read_index,

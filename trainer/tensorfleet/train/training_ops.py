@@ -8,11 +8,13 @@ and each slot's variable op in its own attr (`accum`, `m`, `v`, `ms`, `mom`,
 next to the state. Inputs are the hyper-parameters (scalars, already cast to
 the variable's dtype) and the gradient. The output is the variable's new value.
 Kernels: `kernels/train_kernels.py` (read var + slots from the session's
-ResourceStore, store NEW arrays — never in place).
+ResourceStore; update them in place when no reader holds them, else store NEW arrays).
+Each op declares the variables it writes (`updates_variables`) in the op registry.
 """
 from __future__ import annotations
 
-from ..graph import Operation, Tensor, convert_to_tensor
+from ..graph import Operation, Tensor
+from ..default_graph import convert_to_tensor
 from ..ops import math_ops
 from ..ops.common import NotDifferentiable, make_tensor, register_op
 
@@ -56,8 +58,8 @@ def _apply_shape(op: Operation):
     return [(vt.dtype, vt.shape)]
 
 
-for _op_type in APPLY_OPS:
-    register_op(_op_type, _apply_shape, stateful=True)
+for _op_type, (_slots, _) in APPLY_OPS.items():
+    register_op(_op_type, _apply_shape, stateful=True, updates_variables=("var",) + _slots)
     NotDifferentiable(_op_type)
 
 

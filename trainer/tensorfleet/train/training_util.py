@@ -10,7 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..graph import GraphKeys, get_default_graph
+from ..graph import GraphKeys
+from ..default_graph import get_default_graph
+from ..ops.variable_scope import get_variable
+from ..ops.array_ops import constant
 
 __all__ = ["get_global_step", "create_global_step", "get_or_create_global_step", "global_step",
            "assert_global_step"]
@@ -54,7 +57,6 @@ def create_global_step(graph=None):
     graph = graph or get_default_graph()
     if get_global_step(graph) is not None:
         raise ValueError('"global_step" already exists.')
-    from ..ops.variable_scope import get_variable
 
     with graph.as_default(), graph.name_scope(None), graph.control_dependencies(None):
         return get_variable(GraphKeys.GLOBAL_STEP, shape=[], dtype=_dtypes.int64,
@@ -63,7 +65,6 @@ def create_global_step(graph=None):
 
 
 def _zeros_int64(shape, dtype=_dtypes.int64, partition_info=None):
-    from ..ops.array_ops import constant
 
     return constant(np.zeros(shape, dtype=_dtypes.as_dtype(dtype).np_dtype))
 

@@ -1,0 +1,247 @@
+"""The controller: per-job queue, timers, error backoff and peering pause/resume.
+
+The shell's scheduler, between ``handlers.py`` (kopf: watch events and the
+peering daemon call :meth:`Controller.trigger`, :meth:`Controller.forget`,
+:meth:`Controller.hold`/:meth:`Controller.release`) and ``apply.py``. Flow of
+one job:
+
+1. a watch event on a TFJob, or on a pod/service carrying its job-name label,
+   or a timer (deadline, TTL, error backoff) triggers the job's key;
+2. triggers are coalesced per job: one reconcile at a time, one more if
+   something changed meanwhile;
+3. the reconcile reads the TFJob and lists its pods and services (server-side
+   label selector) through ``kubeclient.py``, calls the pure
+   ``core.plan.reconcile`` and hands the plan to ``apply.Applier``;
+4. the plan's ``requeue_after`` becomes an asyncio timer, so deadlines and
+   TTLs fire even when nothing else happens; a failed reconcile is retried
+   after the next delay of ``error_backoff_seconds``.
+
+With ``--peering`` (hot standby) the controller works only while kopf has not
+paused the operator. kopf pauses a lower-priority operator by closing its watch
+streams and stopping its daemons, but it knows nothing of the controller's own
+timers or reconciles in flight. So the controller starts paused and runs only
+while a kopf daemon on the peering object runs (``handlers.peering_holder``):
+kopf stops that daemon when it pauses the operator (:meth:`Controller.pause`:
+timers and reconciles in flight are cancelled, triggers only remembered) and
+spawns it again after it resumes (:meth:`Controller.resume`: every known job is
+reconciled).
+
+Everything the controller keeps about a job lives in its ``_JobState`` and goes
+with :meth:`Controller.forget` (the job was deleted); nothing is persisted
+outside the TFJob's status, so an operator restart reconciles every job again.
+"""
+from __future__ import annotations
+
+import asyncio
+import datetime
+import inspect
+import logging
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .apply import Applier, JobMemory, Outcome
+from .config import OperatorConfig
+from .core import api
+from .core.plan import Plan, reconcile
+from .kubeclient import Credentials, KubeClient, object_path
+from .metrics import OperatorMetrics
+
+logger = logging.getLogger('tensorfleet_operator')
+
+
+@dataclass
+class _JobState:
+    task: asyncio.Task[None] | None = None
+    dirty: bool = False
+    timer: asyncio.TimerHandle | None = None
+    failures: int = 0
+    memory: JobMemory = field(default_factory=JobMemory)     # what apply made for the job
+
+
+@dataclass
+class Controller:
+    """Per-job coalescing of triggers, the reconcile, and the application of plans."""
+    config: OperatorConfig
+    metrics: OperatorMetrics = field(default_factory=OperatorMetrics)
+    client: KubeClient | None = None
+    _jobs: dict[tuple[str, str], _JobState] = field(default_factory=dict)   # all per-job state
+    _holders: int = 0                                        # running peering_holder daemons
+    timers_fired: int = 0                                    # reconciles started by a timer (deadline, TTL, retry)
+    _relogin: Callable[[], Any] | None = None                # kopf's login again (after a 401)
+
+    def __post_init__(self) -> None:
+        self.opts = self.config.child_options()
+        self.instance = socket.gethostname()
+        self.applier = Applier(self.config.api_group, self.config.gang_scheduler, self.opts, self.metrics,
+                               self.instance)
+        # With peering, nothing runs until kopf says this operator is not paused (see hold()).
+        self.active = not self.config.peering_name
+
+    # -- peering: pause and resume -----------------------------------------------------
+    def hold(self) -> None:
+        """A peering_holder daemon started: kopf has not paused this operator."""
+        self._holders += 1
+        if not self.active:
+            self.resume()
+
+    def release(self) -> None:
+        """A peering_holder daemon stopped: kopf paused the operator (or it is exiting)."""
+        self._holders = max(self._holders - 1, 0)
+        if self._holders == 0 and self.config.peering_name and self.active:
+            self.pause()
+
+    def pause(self) -> None:
+        """Stop working: cancel timers and reconciles in flight; triggers are only remembered."""
+        logger.info('paused: kopf stopped the peering daemon (an operator with a higher priority '
+                    'is active, or this one is exiting)')
+        self.active = False
+        for state in self._jobs.values():
+            if state.timer is not None:
+                state.timer.cancel()
+                state.timer = None
+            state.dirty = False
+            if state.task is not None and not state.task.done():
+                state.task.cancel()
+
+    def resume(self) -> None:
+        """Start (again) to work: reconcile every job known so far."""
+        logger.info('active: no operator with a higher priority in peering %s', self.config.peering_name)
+        self.active = True
+        for namespace, name in list(self._jobs):
+            self.trigger(namespace, name)
+
+    # -- connection ---------------------------------------------------------------
+    @staticmethod
+    def credentials(info: Any) -> Credentials:
+        """kopf's ConnectionInfo as the REST client's Credentials."""
+        def s(v: Any) -> Any:
+            return None if v is None else (v if isinstance(v, (str, bytes)) else str(v))
+        return Credentials(server=info.server, token=info.token, scheme=info.scheme,
+                           username=info.username, password=info.password, ca_path=s(info.ca_path),
+                           ca_data=info.ca_data, insecure=bool(info.insecure),
+                           certificate_path=s(info.certificate_path), certificate_data=info.certificate_data,
+                           private_key_path=s(info.private_key_path), private_key_data=info.private_key_data)
+
+    async def connect(self, info: Any, relogin: Callable[[], Any] | None = None) -> None:
+        """Take kopf's ConnectionInfo (from its login handler) for the REST client.
+
+        ``relogin`` runs the same login again; the client calls it when one of its own
+        requests gets 401 (kopf re-authenticates only after a 401 on kopf's requests).
+        """
+        if relogin is not None:
+            self._relogin = relogin
+        creds = self.credentials(info)
+        if self.client is None:
+            self.client = KubeClient(creds, self.config.max_in_flight, refresh=self._refresh_credentials)
+        else:
+            await self.client.update(creds)
+
+    async def _refresh_credentials(self) -> Credentials | None:
+        if self._relogin is None:
+            return None
+        logger.info('HTTP 401 Unauthorized on the operator\'s own request: logging in again')
+        info = self._relogin()
+        if inspect.isawaitable(info):
+            info = await info
+        return None if info is None else self.credentials(info)
+
+    async def close(self) -> None:
+        for state in self._jobs.values():
+            if state.timer:
+                state.timer.cancel()
+            if state.task and not state.task.done():
+                state.task.cancel()
+        tasks = [s.task for s in self._jobs.values() if s.task]
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self.client is not None:
+            await self.client.close()
+
+    # -- triggering ------------------------------------------------------------
+    def trigger(self, namespace: str, name: str) -> None:
+        key = (namespace, name)
+        state = self._jobs.setdefault(key, _JobState())
+        if not self.active:
+            return                 # remembered: resume() reconciles it
+        if state.task is not None and not state.task.done():
+            state.dirty = True
+            return
+        state.task = asyncio.get_running_loop().create_task(self._run(key, state))
+
+    def trigger_later(self, namespace: str, name: str, delay: float) -> None:
+        state = self._jobs.setdefault((namespace, name), _JobState())
+        if state.timer is not None:
+            state.timer.cancel()
+            state.timer = None
+        if not self.active:
+            return
+        loop = asyncio.get_running_loop()
+        state.timer = loop.call_later(max(delay, 0.0), self._timer_fired, namespace, name)
+
+    def _timer_fired(self, namespace: str, name: str) -> None:
+        self.timers_fired += 1
+        state = self._jobs.get((namespace, name))
+        if state is not None:
+            state.timer = None
+        self.trigger(namespace, name)
+
+    def forget(self, namespace: str, name: str) -> None:
+        state = self._jobs.pop((namespace, name), None)
+        if state is not None and state.timer is not None:
+            state.timer.cancel()
+        self.metrics.job_condition((namespace, name), None)
+
+    @property
+    def known_jobs(self) -> int:
+        return len(self._jobs)
+
+    async def _run(self, key: tuple[str, str], state: _JobState) -> None:
+        while self.active:
+            state.dirty = False
+            if self.config.debounce_seconds:
+                await asyncio.sleep(self.config.debounce_seconds)
+            started = time.monotonic()
+            try:
+                await self.reconcile(*key)
+                state.failures = 0
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:   # never crash: log, back off, retry
+                self.metrics.reconcile_errors.inc()
+                delays = self.config.error_backoff_seconds
+                delay = delays[min(state.failures, len(delays) - 1)]
+                state.failures += 1
+                logger.warning('reconcile of %s/%s failed (%s); retrying in %ss', *key, exc, delay)
+                if key in self._jobs:
+                    self.trigger_later(*key, delay)
+            finally:
+                self.metrics.reconcile_duration.observe(time.monotonic() - started)
+            if not state.dirty:
+                return
+
+    # -- one reconcile -------------------------------------------------------------
+    async def reconcile(self, namespace: str, name: str) -> Plan | None:
+        client = self.client
+        if client is None:
+            raise RuntimeError('not logged in yet')
+        group = self.config.api_group
+        job_path = object_path(group, api.VERSION, api.PLURAL, namespace, name)
+        body = await client.get(job_path)
+        if body is None:
+            self.forget(namespace, name)
+            return None
+        selector = f'{api.JOB_NAME_LABEL}={name}'
+        pods, services = await asyncio.gather(
+            client.list(object_path('', 'v1', 'pods', namespace), selector),
+            client.list(object_path('', 'v1', 'services', namespace), selector))
+        now = datetime.datetime.now(datetime.timezone.utc)
+        plan = reconcile(body, pods, services, now, self.opts)
+        state = self._jobs.get((namespace, name))
+        outcome = await self.applier.apply(client, body, plan, now, state.memory if state else JobMemory())
+        if outcome is not Outcome.APPLIED:
+            self.forget(namespace, name)
+        elif plan.requeue_after is not None and (namespace, name) in self._jobs:
+            self.trigger_later(namespace, name, plan.requeue_after + 0.05)
+        return plan
