@@ -1,7 +1,7 @@
 """The launcher's side of the operator contract, pinned against the operator's own source read as text.
 
 The launcher never imports tensorfleet_operator (and vice versa), so this test parses
-operator/tensorfleet_operator/api.py and status.py with `ast` and compares: environment variable names,
+operator/tensorfleet_operator/core/api.py and core/observe.py with `ast` and compares: environment variable names,
 the default ports (2222 tfjob-port, 9100 metrics), the ExitCode policy's boundary, and the exit-code table
 in docs/launcher.md against `tensorfleet_train.exit_codes`.
 """
@@ -34,7 +34,7 @@ def _constants(source: str) -> dict:
     return out
 
 
-API = _constants(_read("operator", "tensorfleet_operator", "api.py"))
+API = _constants(_read("operator", "tensorfleet_operator", "core", "api.py"))
 
 
 def test_environment_names_and_ports_match_the_operator():
@@ -52,7 +52,7 @@ def test_environment_names_and_ports_match_the_operator():
 def test_exit_code_classes_match_the_operator_policy():
     boundary = API["EXIT_CODE_RETRYABLE_MIN"]
     assert boundary == exit_codes.RETRYABLE_MIN == 128
-    status = _read("operator", "tensorfleet_operator", "status.py")
+    status = _read("operator", "tensorfleet_operator", "core", "observe.py")
     # the operator's rule, as written: retryable when missing, >= the boundary, or negative
     assert "exit_code >= api.EXIT_CODE_RETRYABLE_MIN" in status
     for code in ExitCode:

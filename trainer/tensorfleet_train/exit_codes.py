@@ -1,7 +1,7 @@
 """The launcher's exit codes: the one table the operator's `ExitCode` restart policy reads.
 
 Sits at the very end of the flow: every path out of `tensorfleet-train` (cli.py) returns one of
-these. The operator (tensorfleet_operator/status.py) treats 1-127 as permanent (the job fails, the pod
+these. The operator (tensorfleet_operator/core/observe.py) treats 1-127 as permanent (the job fails, the pod
 is not recreated) and 128 or more as retryable (the pod is recreated); 0 is success. The classes are
 pinned against the operator's own constant by tests/launcher/test_contract.py, and the table is
 reproduced in docs/launcher.md.
