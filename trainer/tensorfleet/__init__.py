@@ -11,8 +11,9 @@ import types as _types
 from . import dtypes, errors
 from .platform import app, flags, gfile, tf_logging  # noqa: F401  (tf.app, tf.flags, tf.gfile; bound first:
 #                                                      modules of this package import `from .. import tf_logging`)
-from .dtypes import (DType, as_dtype, bool_ as bool, double, float16, float32, float64, half, int8, int16, int32,
-                     int64, uint8)
+from .errors import OpError  # noqa: F401  (tf.OpError)
+from .dtypes import (DType, as_dtype, bool_ as bool, complex64, complex128, double, float16, float32, float64, half,
+                     int8, int16, int32, int64, string, uint8, uint16, uint32, uint64)
 from .tensor_shape import Dimension, TensorShape
 from .device_spec import DeviceSpec
 from .graph import Graph, GraphKeys, Operation, Tensor
@@ -33,6 +34,12 @@ from .ops.scan_sort_ops import *  # noqa: F401,F403
 from .ops.index_ops import *  # noqa: F401,F403
 from .ops.scatter_ops import *  # noqa: F401,F403
 from .ops.check_ops import *  # noqa: F401,F403
+from .ops.string_ops import *  # noqa: F401,F403
+from .ops.string_ops import print_v2 as print  # noqa: A001  (tf.print)
+from .tf1_aliases import *  # noqa: F401,F403
+from .ops.math_extra_ops import *  # noqa: F401,F403
+from .ops.array_extra_ops import *  # noqa: F401,F403
+from .ops.parsing_ops import *  # noqa: F401,F403  (tf.parse_example, tf.FixedLenFeature, ...)
 from .ops.numerics import *  # noqa: F401,F403  (tf.check_numerics, tf.verify_tensor_all_finite, ...)
 from .ops.nn_ops import sigmoid, tanh  # noqa: F401  (tf.sigmoid / tf.tanh; the rest of nn stays in tf.nn)
 from .op_registry import NotDifferentiable, RegisterGradient
@@ -44,11 +51,15 @@ from . import nn, layers, losses, train  # noqa: E402
 from . import datasets  # noqa: E402
 from .platform import tf_logging as logging  # noqa: E402  (tf.logging)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
+from .namespaces import sparse, strings  # noqa: E402
 from . import io  # noqa: E402  (tf.io: TFRecord files)
 from .io import python_io  # noqa: E402
 from . import summary  # noqa: E402  (tf.summary)
 from .protos.event_pb2 import Event, LogMessage, SessionLog  # noqa: E402  (TF 1.15's top-level protos)
 from .protos.summary_pb2 import HistogramProto, Summary, SummaryMetadata  # noqa: E402
+from . import data  # noqa: E402  (tf.data)
+from .image_ops import image  # noqa: E402  (tf.image: a subset for input pipelines)
+from .namespaces import io  # noqa: E402,F811  (after the tensorfleet.io package: it adds the decoders to it)
 from . import version  # noqa: E402,F401  (tf.version; the choice of version string: version.py)
 from .version import VERSION  # noqa: E402
 

@@ -1,4 +1,5 @@
-"""`tf.layers`: TF1 functional layers (dense, conv2d, pooling, flatten, dropout, batch_normalization) on `tf.nn`.
+"""`tf.layers`: TF1 functional layers (dense, conv2d, pooling, flatten, dropout, batch_normalization) on `tf.nn`;
+conv2d_transpose, conv1d, separable_conv2d, 1-D pooling and the layer classes are in `layers_more.py`.
 
 Sits above `ops/` (it builds graph through `tf.nn`, `tf.matmul` and variables). Variables are
 `<scope>/kernel` and `<scope>/bias`; the scope is `name`, or `dense`, `dense_1`, ... unique per graph
@@ -359,3 +360,9 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
         out = nn_composite.batch_normalization(math_ops.cast(x, param_dtype), bcast(mean), bcast(variance),
                                                bcast(beta), bcast(gamma), epsilon)
         return math_ops.cast(out, x.dtype) if param_dtype is not x.dtype else out
+
+
+from .layers_more import *  # noqa: E402,F401,F403
+from .layers_more import __all__ as _more_all  # noqa: E402
+
+__all__ += _more_all

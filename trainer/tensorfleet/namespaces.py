@@ -67,6 +67,53 @@ def _module(name: str, members: dict, doc: str) -> types.ModuleType:
     return mod
 
 
+from .ops import string_ops as _str  # noqa: E402
+
+_STRINGS = {"join": _str.string_join, "split": _str.strings_split, "as_string": _str.as_string,
+            "to_number": _str.string_to_number, "strip": _str.string_strip, "substr": _str.substr,
+            "length": _str.string_length, "regex_replace": _str.regex_replace, "reduce_join": _str.reduce_join}
+_SPARSE = {"to_dense": _str.sparse_tensor_to_dense, "SparseTensor": _str.SparseTensor}
+from .ops import parsing_ops as _parsing  # noqa: E402
+
+_IO = {"decode_raw": _str.decode_raw, "decode_csv": _str.decode_csv, "parse_example": _parsing.parse_example,
+       "parse_single_example": _parsing.parse_single_example, "FixedLenFeature": _parsing.FixedLenFeature,
+       "VarLenFeature": _parsing.VarLenFeature}
+
+
+def _extend_io(members: dict) -> types.ModuleType:
+    """`tf.io`: the package tensorfleet.io (TFRecord files) when present, plus the string decoders."""
+    try:
+        import importlib
+        mod = importlib.import_module("tensorfleet.io")
+    except ImportError:
+        return _module("io", members, "`tf.io`: TF 1.15's io namespace (decoders).")
+    for k, v in members.items():
+        if not hasattr(mod, k):
+            setattr(mod, k, v)
+    return mod
+
+
+strings = _module("strings", _STRINGS, "`tf.strings`: TF 1.15's string namespace (ops/string_ops.py).")
+sparse = _module("sparse", _SPARSE, "`tf.sparse`: SparseTensor and its dense form.")
+io = _extend_io(_IO)
+from . import tf1_aliases as _al  # noqa: E402
+from .ops import math_extra_ops as _mx  # noqa: E402
+
+_MATH.update({name: getattr(_mx, name) for name in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+                                                    "atanh", "expm1", "atan2", "rint", "log_sigmoid",
+                                                    "is_non_decreasing", "is_strictly_increasing")})
+_MATH.update(_al.MATH_EXTRAS)
+from .ops import candidate_sampling_ops as _cs, nn_extra_ops as _nx  # noqa: E402
+
+for _name, _fn in (list(_al.NN_EXTRAS.items()) + [(n, getattr(_nx, n)) for n in _nx.__all__]
+                   + [(n, getattr(_cs, n)) for n in _cs.__all__]):
+    setattr(_nn, _name, _fn)
+_LINALG["matrix_transpose"] = _mx.matrix_transpose
+from .ops import array_extra_ops as _ax  # noqa: E402
+
+_MATH.update({name: getattr(_ax, name) for name in (
+    "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n", "segment_sum", "segment_mean",
+    "bincount", "confusion_matrix", "invert_permutation")})
 math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported functions).")
 random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
 debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")

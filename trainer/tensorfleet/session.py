@@ -18,6 +18,7 @@ from typing import Optional
 
 import numpy as np
 
+from . import dtypes as _dtypes
 from . import errors
 from .config import ConfigProto, RunOptions
 from .config import DeviceStepStats, NodeExecStats
@@ -96,9 +97,22 @@ def _shape_fits(dims, shape) -> bool:
     return True
 
 
+def _convert_string_feed(t: Tensor, value):
+    """A tf.string feed: an object array of bytes (str encoded as UTF-8); TypeError for non-strings."""
+    try:
+        arr = _dtypes.string_array(value)
+    except TypeError as e:
+        raise TypeError(f"Cannot feed value {value!r:.80} for Tensor '{t.name}', which has dtype string: {e}") \
+            from None
+    if not _shape_fits(t.shape.as_tuple(), arr.shape):
+        raise ValueError(f"Cannot feed value of shape {arr.shape} for Tensor '{t.name}', which has shape "
+                         f"'{t.shape}'")
+    return arr
+
+
 def _convert_feed(t: Tensor, value):
     npd = t.dtype.np_dtype
-    if value.__class__ is np.ndarray and value.dtype == npd:  # the common case: nothing to convert
+    if value.__class__ is np.ndarray and value.dtype == npd and npd.kind != "O":  # the common case: nothing to convert
         if not _shape_fits(t._shape.as_tuple(), value.shape):
             raise ValueError(f"Cannot feed value of shape {value.shape} for Tensor '{t.name}', which has shape "
                              f"'{t.shape}'")
@@ -108,6 +122,8 @@ def _convert_feed(t: Tensor, value):
                         f"Python scalars, strings, lists, numpy ndarrays, or TensorHandles. "
                         f"For reference, the tensor object was {value!r} which was passed to the feed with key "
                         f"{t!r}.")
+    if npd.kind == "O":
+        return _convert_string_feed(t, value)
     try:
         raw = np.asarray(value)
         arr = raw.astype(npd, copy=False) if raw.dtype != npd else raw
@@ -295,6 +311,8 @@ class BaseSession:
             return
         self._closed = True
         self._plans.clear()
+        for hook in self._resources.__dict__.pop("_close_hooks", ()):  # e.g. tf.data iterators' threads
+            hook()
         if self._owns_pools and self._pools is not None:
             self._pools.shutdown()
         if self._intra is not None:

@@ -25,6 +25,8 @@ def summarize_value(value, summarize: int) -> str:
 def _one(v) -> str:
     """One element as TF's StrCat prints it: %g with 6 (float32) / 15 (float64) digits, more if needed to
     round-trip; bools as 1/0."""
+    if isinstance(v, bytes):  # a tf.string element: its text, as TF prints it
+        return v.decode("utf-8", "replace")
     if isinstance(v, (bool, np.bool_)):
         return "1" if v else "0"
     if isinstance(v, np.floating):

@@ -67,6 +67,8 @@ def kernel_dtype(op) -> Optional[DType]:
 
 def lookup(op, device_type: str) -> Optional[KernelFn]:
     dt = kernel_dtype(op)
+    if device_type != "CPU" and dt is not None and dt.is_string:  # strings live in host memory, as in TF
+        return None
     for kd in _KERNELS.get((op.type, device_type), ()):
         if kd.dtypes is None or dt in kd.dtypes:
             return kd.fn

@@ -35,7 +35,16 @@ register_op("Const", _const_shape)
 NotDifferentiable("Const")
 
 
+def _is_text(arr) -> bool:
+    """str/bytes values (numpy 'U'/'S' arrays, or object arrays holding only str/bytes)."""
+    if arr.dtype.kind in "US":
+        return True
+    return arr.dtype.kind == "O" and arr.size > 0 and all(isinstance(v, (str, bytes)) for v in arr.reshape(-1))
+
+
 def _to_numpy(value, dtype):
+    if dtype is not None and _dtypes.as_dtype(dtype) is _dtypes.string:
+        return _dtypes.string_array(value)
     if dtype is not None:
         npd = _dtypes.as_dtype(dtype).np_dtype
         arr = np.asarray(value)
@@ -44,6 +53,8 @@ def _to_numpy(value, dtype):
                             f"'{type(value).__name__}' instead.")
         return np.asarray(value, dtype=npd)
     arr = np.asarray(value)
+    if _is_text(arr):
+        return _dtypes.string_array(arr)
     if arr.dtype.kind in "OUS":
         raise TypeError(f"Failed to convert object of type {type(value).__name__} to Tensor. Contents: {value!r}.")
     if not isinstance(value, (np.ndarray, np.generic)):  # Python values: TF's defaults

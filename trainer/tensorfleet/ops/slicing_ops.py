@@ -384,8 +384,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
                 raise TypeError(f"one_hot: {key}_value must be static")
             inferred = inferred or t.dtype
         elif v is not None and inferred is None:
-            inferred = _dtypes.as_dtype(type(v)) if isinstance(v, (bool, int, float)) else _dtypes.as_dtype(
-                np.asarray(v).dtype)
+            python_default = {bool: _dtypes.bool_, int: _dtypes.int32, float: _dtypes.float32}  # TF's constants
+            inferred = python_default.get(type(v)) or _dtypes.as_dtype(np.asarray(v).dtype)
         values[key] = v
     dtype = _dtypes.as_dtype(dtype) if dtype is not None else (inferred or _dtypes.float32)
     if inferred is not None and dtype is not inferred and dtype is not None and (on_value is not None or

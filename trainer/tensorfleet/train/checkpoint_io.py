@@ -46,7 +46,7 @@ DATA_SUFFIX = ".data-00000-of-00001"
 INDEX_SUFFIX = ".index"
 _ALIGN = 8
 SAVEABLE_DTYPES = (_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int8, _dtypes.int16, _dtypes.int32,
-                   _dtypes.int64, _dtypes.uint8, _dtypes.bool_)
+                   _dtypes.int64, _dtypes.uint8, _dtypes.bool_, _dtypes.string)
 
 
 class CheckpointNotFoundError(errors.NotFoundError, ValueError):
@@ -128,7 +128,8 @@ def write_checkpoint(prefix: str, tensors: dict) -> None:
         dt = _dtypes.as_dtype(arr.dtype)
         if dt not in SAVEABLE_DTYPES:
             raise TypeError(f"Cannot save tensor {key!r} of dtype {arr.dtype}")
-        raw = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
+        raw = encode_strings(arr) if dt is _dtypes.string else \
+            np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
         pad = (-offset) % _ALIGN
         if pad:
             chunks.append(b"\0" * pad)
@@ -240,6 +241,33 @@ def remove_stale_files(save_path: str) -> None:
             remove_quietly(path)
 
 
+def encode_strings(arr: np.ndarray) -> bytes:
+    """A tf.string tensor's bytes: for each element in C order, its length as uint64 little-endian, then it."""
+    return b"".join(len(b).to_bytes(8, "little") + b for b in _dtypes.string_array(arr).reshape(-1))
+
+
+def decode_strings(raw: bytes, shape, what: str) -> np.ndarray:
+    """The inverse of `encode_strings`; DataLossError if the lengths do not account for exactly `raw`."""
+    count = int(np.prod(shape, dtype=np.int64))
+    out, pos = np.empty(count, dtype=object), 0
+    for i in range(count):
+        n = int.from_bytes(raw[pos:pos + 8], "little") if pos + 8 <= len(raw) else -1
+        if n < 0 or pos + 8 + n > len(raw):
+            raise _data_loss(f"Checkpoint {what} is corrupt: string element {i} runs past the tensor's bytes")
+        out[i] = raw[pos + 8:pos + 8 + n]
+        pos += 8 + n
+    if pos != len(raw):
+        raise _data_loss(f"Checkpoint {what} is corrupt: {len(raw) - pos} bytes after the last string element")
+    return out.reshape(shape)
+
+
+def _length_fits(dt, shape, length: int) -> bool:
+    count = int(np.prod(shape, dtype=np.int64))
+    if dt is _dtypes.string:  # variable-length: at least the 8-byte length of every element
+        return length >= 8 * count
+    return length == count * dt.np_dtype.itemsize
+
+
 def _data_loss(msg: str):
     return errors.DataLossError(None, None, msg)
 
@@ -289,7 +317,7 @@ def read_index(prefix: str) -> dict:
             shape = tuple(int(d) for d in e["shape"])
             ok = (dt in SAVEABLE_DTYPES and all(d >= 0 for d in shape) and isinstance(e["offset"], int)
                   and isinstance(e["length"], int) and isinstance(e["crc32"], int) and e["offset"] >= 0
-                  and e["length"] == int(np.prod(shape, dtype=np.int64)) * dt.np_dtype.itemsize
+                  and _length_fits(dt, shape, e["length"])
                   and e["offset"] + e["length"] <= size)
         except (KeyError, TypeError, ValueError):
             ok = False
@@ -341,7 +369,10 @@ def read_checkpoint(prefix: str, keys=None) -> dict:
         if crc != e["crc32"]:
             raise _data_loss(f"Checkpoint data file {data_path} is corrupt: checksum mismatch for tensor "
                              f"{key!r} (expected crc32 {e['crc32']}, got {crc})")
-        np_dt = _dtypes.as_dtype(e["dtype"]).np_dtype
-        arr = np.frombuffer(raw, dtype=np_dt.newbyteorder("<")).astype(np_dt).reshape(e["shape"])
+        dt = _dtypes.as_dtype(e["dtype"])
+        if dt is _dtypes.string:
+            arr = decode_strings(bytes(raw), e["shape"], f"tensor {key!r} in {data_path}")
+        else:
+            arr = np.frombuffer(raw, dtype=dt.np_dtype.newbyteorder("<")).astype(dt.np_dtype).reshape(e["shape"])
         out[key] = arr
     return out

@@ -1,0 +1,47 @@
+"""docs/compatibility.md cannot drift: every TF 1.15 name in tests/trainer/data/tf115_names.txt is either
+present in tensorfleet or listed in the doc as missing (and nothing present is listed)."""
+import importlib.util
+import os
+import re
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen_compatibility",
+                                                  os.path.join(ROOT, "scripts", "gen_compatibility.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_name_list_is_well_formed():
+    gen = _generator()
+    names = gen.load_names()
+    assert len(names) == len(set(names)) and len(names) > 1000
+    assert {n.rsplit(".", 1)[0] for n in names} == {"tf", "tf.nn", "tf.train", "tf.layers", "tf.losses", "tf.math"}
+    for must in ("tf.placeholder", "tf.nn.conv2d", "tf.train.AdamOptimizer", "tf.layers.dense",
+                 "tf.losses.softmax_cross_entropy", "tf.math.reduce_sum", "tf.string_split", "tf.arg_max"):
+        assert must in names
+
+
+def test_every_name_is_present_or_listed_as_missing():
+    gen = _generator()
+    names = gen.load_names()
+    with open(gen.DOC, encoding="utf-8") as f:
+        doc = f.read()
+    section = doc.split(gen.BEGIN, 1)[1].split(gen.END, 1)[0]
+    listed = set(re.findall(r"`(tf\.[\w.]+)`", section)) - {n for n in re.findall(r"\| `(tf[\w.]*)` \|", section)}
+    missing = set(gen.missing_names(names))
+    assert listed == missing, (f"docs/compatibility.md is stale (run python scripts/gen_compatibility.py): "
+                               f"now present but listed: {sorted(listed - missing)}; missing but not listed: "
+                               f"{sorted(missing - listed)}")
+
+
+def test_doc_is_exactly_what_the_generator_writes():
+    gen = _generator()
+    names = gen.load_names()
+    with open(gen.DOC, encoding="utf-8") as f:
+        current = f.read()
+    assert gen.render(current, gen.generated_section(names, gen.missing_names(names))) == current, \
+        "docs/compatibility.md is stale: run python scripts/gen_compatibility.py"

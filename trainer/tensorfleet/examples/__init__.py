@@ -1,0 +1,1 @@
+"""`tensorfleet.examples`: TF1's `tensorflow.examples` import path, for scripts renamed mechanically."""

@@ -1,0 +1,1 @@
+"""`tensorfleet.examples.tutorials`: TF1's `tensorflow.examples.tutorials` import path."""

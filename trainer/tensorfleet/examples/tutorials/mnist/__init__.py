@@ -1,0 +1,1 @@
+"""`tensorfleet.examples.tutorials.mnist`: TF1's tutorial package; `input_data` is the loader."""

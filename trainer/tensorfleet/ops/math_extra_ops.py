@@ -1,0 +1,156 @@
+"""More of tf.math / tf.nn / tf.* for TF1 scripts: trigonometric and hyperbolic ops with their gradients,
+expm1, atan2, rint, tf.py_func / tf.numpy_function, and composites built from existing ops (log_sigmoid,
+softsign, selu, swish, xlogy, xdivy, *_no_nan, reduce_variance/std/euclidean_norm, zero_fraction, ...).
+
+Sits in `ops/`; kernels in `kernels/math_extra_kernels.py`. Composite ops get their gradients from the ops
+they are made of.
+"""
+from __future__ import annotations
+
+__all__ = ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "atan2", "rint",
+           "py_func", "numpy_function", "log_sigmoid", "scalar_mul", "broadcast_to", "matrix_transpose",
+           "is_non_decreasing", "is_strictly_increasing"]
+
+from .. import dtypes as _dtypes
+from ..default_graph import name_scope
+from ..tensor_shape import unknown_shape
+from . import array_ops as _a
+from . import comparison_ops as _c
+from . import arithmetic_ops as _arith, math_ops as _m
+from . import nn_ops as _n
+from .common import (NotDifferentiable, binary_inputs, broadcast_binary, convert_to_tensor, make_op, make_tensor,
+                     register_gradient, register_op)
+
+
+def _float_unary(op_type, py_name):
+    register_op(op_type, lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)])
+
+    def fn(x, name=None):
+        t = convert_to_tensor(x)
+        if not (t.dtype.is_floating or t.dtype.is_complex):
+            raise TypeError(f"Value passed to parameter 'x' has DataType {t.dtype.name} not in list of allowed "
+                            f"values: bfloat16, float16, float32, float64, complex64, complex128 ({op_type})")
+        return make_tensor(op_type, [t], name=name, default_name=op_type)
+
+    fn.__name__ = py_name
+    fn.__doc__ = f"`tf.math.{py_name}(x)`: elementwise {op_type}."
+    return fn
+
+
+tan = _float_unary("Tan", "tan")
+asin = _float_unary("Asin", "asin")
+acos = _float_unary("Acos", "acos")
+atan = _float_unary("Atan", "atan")
+sinh = _float_unary("Sinh", "sinh")
+cosh = _float_unary("Cosh", "cosh")
+asinh = _float_unary("Asinh", "asinh")
+acosh = _float_unary("Acosh", "acosh")
+atanh = _float_unary("Atanh", "atanh")
+expm1 = _float_unary("Expm1", "expm1")
+rint = _float_unary("Rint", "rint")
+NotDifferentiable("Rint")
+
+
+def _g(fn):
+    """A gradient d/dx given as a function of (x, y): grad * fn(x, y)."""
+    return lambda op, grad: [_m.multiply(grad, fn(op.inputs[0], op.outputs[0]))]
+
+
+_one = 1.0
+register_gradient("Tan")(_g(lambda x, y: _m.add(_m.square(y), _one)))
+register_gradient("Asin")(_g(lambda x, y: _m.rsqrt(_m.subtract(_one, _m.square(x)))))
+register_gradient("Acos")(_g(lambda x, y: _m.negative(_m.rsqrt(_m.subtract(_one, _m.square(x))))))
+register_gradient("Atan")(_g(lambda x, y: _m.reciprocal(_m.add(_m.square(x), _one))))
+register_gradient("Sinh")(_g(lambda x, y: cosh(x)))
+register_gradient("Cosh")(_g(lambda x, y: sinh(x)))
+register_gradient("Asinh")(_g(lambda x, y: _m.reciprocal(cosh(y))))
+register_gradient("Acosh")(_g(lambda x, y: _m.reciprocal(sinh(y))))
+register_gradient("Atanh")(_g(lambda x, y: _m.reciprocal(_m.subtract(_one, _m.square(x)))))
+register_gradient("Expm1")(_g(lambda x, y: _m.exp(x)))
+
+register_op("Atan2", broadcast_binary)
+
+
+def atan2(y, x, name=None):
+    """`tf.math.atan2(y, x)`: the angle of (x, y), elementwise with broadcasting."""
+    y, x = binary_inputs(y, x, "Atan2")
+    if not y.dtype.is_floating:
+        raise TypeError(f"Atan2 needs floating point inputs, got {y.dtype.name}")
+    return make_tensor("Atan2", [y, x], name=name, default_name="Atan2")
+
+
+@register_gradient("Atan2")
+def _atan2_grad(op, grad):
+    y, x = op.inputs
+    inv = _m.reciprocal(_m.add(_m.square(x), _m.square(y)))
+    gy, gx = _m.multiply(grad, _m.multiply(x, inv)), _m.negative(_m.multiply(grad, _m.multiply(y, inv)))
+    return _arith._pair_sums(gy, gx, y, x)
+
+
+# -- py_func --------------------------------------------------------------------
+register_op("PyFunc", lambda op: [(dt, unknown_shape()) for dt in op.get_attr("Tout")], stateful=True)
+NotDifferentiable("PyFunc")
+
+
+def py_func(func, inp, Tout, stateful=True, name=None):
+    """`tf.py_func` / `tf.numpy_function`: runs `func` on the inputs' numpy values when the op runs (on the
+    host); `Tout` is a dtype or a list of dtypes. Strings arrive as object arrays of bytes."""
+    multiple = isinstance(Tout, (list, tuple))
+    touts = tuple(_dtypes.as_dtype(t) for t in (Tout if multiple else [Tout]))
+    op = make_op("PyFunc", [convert_to_tensor(x) for x in inp], {"func": func, "Tout": touts, "multiple": multiple},
+                 name=name, default_name="PyFunc")
+    outs = list(op.outputs)
+    return outs if multiple else (outs[0] if outs else op)
+
+
+def numpy_function(func, inp, Tout, name=None):
+    return py_func(func, inp, Tout, name=name)
+
+
+# -- composites -------------------------------------------------------------------
+def log_sigmoid(x, name=None):
+    """`tf.math.log_sigmoid(x)` = -softplus(-x) (stable for large |x|)."""
+    with name_scope(name, "LogSigmoid", [x]):
+        return _m.negative(_n.softplus(_m.negative(convert_to_tensor(x))))
+
+
+def scalar_mul(scalar, x, name=None):
+    """`tf.scalar_mul(scalar, x)`."""
+    with name_scope(name, "scalar_mul", [x]):
+        x = convert_to_tensor(x)
+        return _m.multiply(convert_to_tensor(scalar, dtype=x.dtype), x)
+
+
+def broadcast_to(input, shape, name=None):
+    """`tf.broadcast_to(input, shape)`: numpy broadcasting to `shape` (the gradient sums back)."""
+    with name_scope(name, "BroadcastTo", [input]):
+        x = convert_to_tensor(input)
+        return _m.add(x, _a.zeros(shape, dtype=x.dtype))
+
+
+def matrix_transpose(a, name="matrix_transpose", conjugate=False):
+    """`tf.matrix_transpose` / `tf.linalg.matrix_transpose`: swaps the last two dimensions."""
+    with name_scope(name, "matrix_transpose", [a]):
+        a = convert_to_tensor(a)
+        n = a.shape.ndims
+        if n is None or n < 2:
+            raise ValueError(f"Argument 'a' should be a (batch) matrix, with rank >= 2.  Found: {a.shape}")
+        return _a.transpose(a, list(range(n - 2)) + [n - 1, n - 2])
+
+
+def _monotone(x, strict, name, default):
+    with name_scope(name, default, [x]):
+        x = _a.reshape(convert_to_tensor(x), [-1])
+        head, tail = x[:-1], x[1:]
+        cmp = _c.less if strict else _c.less_equal
+        return _m.reduce_all(cmp(head, tail))
+
+
+def is_non_decreasing(x, name=None):
+    """`tf.math.is_non_decreasing(x)`: True if x (flattened) never decreases (True when it has < 2 elements)."""
+    return _monotone(x, False, name, "is_non_decreasing")
+
+
+def is_strictly_increasing(x, name=None):
+    """`tf.math.is_strictly_increasing(x)`: True if x (flattened) always increases."""
+    return _monotone(x, True, name, "is_strictly_increasing")
