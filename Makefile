@@ -28,8 +28,11 @@ install: data
 data: $(STAMP)
 	$(FETCH_DATA)
 
+# The README's main job: deploy/examples/02 (1 ps + 2 workers, MNIST) as local processes.
 demo: data
-	OPENBLAS_NUM_THREADS=1 $(VPY) examples/mnist_softmax.py
+	rm -rf /tmp/tensorfleet-demo/02-ps-worker-async
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" OPENBLAS_NUM_THREADS=1 $(VENV)/bin/tensorfleet run \
+		--python $(VPY) deploy/examples/02-ps-worker-async.yaml
 
 # helm, kubectl, promtool (into .tools/) and the dev-extra linters, for tests/deploy. Idempotent.
 tools: $(STAMP)
