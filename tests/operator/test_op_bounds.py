@@ -271,7 +271,8 @@ def _example_containers():
 def _help_of(script, cache={}):      # noqa: B006 (a per-run cache of --help outputs)
     if script not in cache:
         env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(ROOT / 'trainer'), os.environ.get('PYTHONPATH', '')])}
-        out = subprocess.run([sys.executable, str(script), '--help'], capture_output=True, text=True, env=env,
+        target = ['-m', script.split(':', 1)[1]] if isinstance(script, str) else [str(script)]  # 'mod:NAME' or a path
+        out = subprocess.run([sys.executable, *target, '--help'], capture_output=True, text=True, env=env,
                              timeout=120, cwd=ROOT)
         assert out.returncode == 0, out.stderr
         cache[script] = out.stdout
@@ -288,10 +289,15 @@ def test_every_example_command_exists():
         cmd = list(c.get('command') or []) + list(c.get('args') or [])
         assert cmd[:1] == ['python'], f'{where}: needs an explicit python command, got {cmd}'
         assert c.get('workingDir') == IMAGE_ROOT, where
-        script = ROOT / cmd[1]
-        assert script.is_file() and script.parent == ROOT / 'examples', f'{where}: {cmd[1]} does not exist'
+        if cmd[1] == '-m':      # the trainer launcher (or another module of the trainer package)
+            module = cmd[2]
+            assert (ROOT / 'trainer' / module.replace('.', '/')).is_dir(), f'{where}: no module {module}'
+            script, rest = 'mod' + ':' + module, cmd[3:]
+        else:
+            script, rest = ROOT / cmd[1], cmd[2:]
+            assert script.is_file() and script.parent == ROOT / 'examples', f'{where}: {cmd[1]} does not exist'
         help_text = _help_of(script)
-        for flag in (a for a in cmd[2:] if a.startswith('--')):
+        for flag in (a for a in rest if a.startswith('--')):
             assert flag in help_text, f'{where}: {cmd[1]} has no flag {flag}'
         seen += 1
     assert seen >= 5

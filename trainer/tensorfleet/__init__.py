@@ -48,11 +48,13 @@ from .autodiff import gradients
 from .config import *  # noqa: F401,F403
 from .placement import *  # noqa: F401,F403
 from .session import InteractiveSession, Session
+from . import distributed as _distributed  # noqa: E402  (registers the grpc:// session factory)
 from . import nn, layers, losses, train  # noqa: E402
 from . import datasets  # noqa: E402
 from .platform import tf_logging as logging  # noqa: E402  (tf.logging)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 from .namespaces import sparse, strings  # noqa: E402
+from .distributed.namespace import distribute  # noqa: E402  (tf.distribute.Server, .cluster_resolver)
 from . import io  # noqa: E402  (tf.io: TFRecord files)
 from .io import python_io  # noqa: E402
 from . import summary  # noqa: E402  (tf.summary)

@@ -19,6 +19,7 @@ op type, an attribute kind it does not know, a dangling input or a cycle with
 """
 from __future__ import annotations
 
+import graphlib
 import math
 from typing import Callable, Iterable, Optional
 
@@ -26,148 +27,23 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from . import errors
-from .graph import Graph, Operation, Tensor
 from .default_graph import get_default_graph
+from .graph import Graph, Operation, Tensor
 from .op_registry import get_op_def
-from .protos import types_pb2
 from .tensor_shape import TensorShape
 
 from .protos.attr_value_pb2 import AttrValue
 from .protos.graph_pb2 import GraphDef
 from .protos.node_def_pb2 import NodeDef
-from .protos.tensor_pb2 import TensorProto
-from .protos.tensor_shape_pb2 import TensorShapeProto
+from .protos.tensor_pb2 import TensorProto  # noqa: F401  (re-exported)
+from .protos.tensor_shape_pb2 import TensorShapeProto  # noqa: F401  (re-exported)
+from .tensor_proto import (dtype_to_enum, enum_to_dtype, ndarray_to_proto, proto_to_ndarray,  # noqa: F401
+                           proto_to_shape, shape_to_proto)
 
 #: TF 1.15's GRAPH_DEF_VERSION, written as the producer version
 PRODUCER_VERSION = 119
-
-# dtype name -> TF DataType enum number (types.proto)
-_ENUM_BY_NAME = {
-    "float32": types_pb2.DT_FLOAT, "float64": types_pb2.DT_DOUBLE, "int32": types_pb2.DT_INT32,
-    "uint8": types_pb2.DT_UINT8, "int16": types_pb2.DT_INT16, "int8": types_pb2.DT_INT8,
-    "string": types_pb2.DT_STRING, "complex64": types_pb2.DT_COMPLEX64, "int64": types_pb2.DT_INT64,
-    "bool": types_pb2.DT_BOOL, "bfloat16": types_pb2.DT_BFLOAT16, "uint16": types_pb2.DT_UINT16,
-    "complex128": types_pb2.DT_COMPLEX128, "float16": types_pb2.DT_HALF, "uint32": types_pb2.DT_UINT32,
-    "uint64": types_pb2.DT_UINT64,
-}
-_NAME_BY_ENUM: dict[int, str] = {int(v): k for k, v in _ENUM_BY_NAME.items()}
+#: prefix of the tagged `func` attribute values that carry Python values TF has no kind for
 _TAG = "tensorfleet."
-
-
-# -- dtypes and tensors ------------------------------------------------------------------------
-def dtype_to_enum(dtype) -> int:
-    """A tensorfleet DType (or anything `as_dtype` takes) -> TF's DataType enum number."""
-    dt = _dtypes.as_dtype(dtype)
-    try:
-        return _ENUM_BY_NAME[dt.name]
-    except KeyError:
-        raise errors.InvalidArgumentError(None, None, f"dtype {dt.name} has no DataType number") from None
-
-
-def enum_to_dtype(value: int, where: str = "tensor"):
-    """TF's DataType enum number -> tensorfleet DType; unknown or unsupported numbers raise, naming `where`."""
-    name = _NAME_BY_ENUM.get(value)
-    if name is None:
-        raise errors.InvalidArgumentError(None, None, f"{where}: unsupported DataType {value}")
-    try:
-        return _dtypes.as_dtype(name)
-    except TypeError:
-        raise errors.InvalidArgumentError(None, None, f"{where}: DataType {name} is not supported here") from None
-
-
-def shape_to_proto(shape) -> TensorShapeProto:
-    shape = shape if isinstance(shape, TensorShape) else TensorShape(shape)
-    proto = TensorShapeProto()
-    if shape.ndims is None:
-        proto.unknown_rank = True
-        return proto
-    for d in shape.as_tuple():
-        proto.dim.add(size=-1 if d is None else int(d))
-    return proto
-
-
-def proto_to_shape(proto: TensorShapeProto, where: str = "shape") -> TensorShape:
-    if proto.unknown_rank:
-        if len(proto.dim):
-            raise errors.InvalidArgumentError(None, None, f"{where}: unknown rank with {len(proto.dim)} dims")
-        return TensorShape(None)
-    dims = []
-    for d in proto.dim:
-        if d.size < -1:
-            raise errors.InvalidArgumentError(None, None, f"{where}: bad dimension {d.size}")
-        dims.append(None if d.size == -1 else d.size)
-    return TensorShape(dims)
-
-
-def _is_string_array(arr: np.ndarray) -> bool:
-    return arr.dtype.kind in "SUO"
-
-
-def ndarray_to_proto(value) -> TensorProto:
-    """A numpy value -> TensorProto: numeric as raw little-endian bytes, strings in string_val."""
-    arr = np.asarray(value)
-    proto = TensorProto()
-    proto.tensor_shape.CopyFrom(shape_to_proto(TensorShape(arr.shape)))
-    if _is_string_array(arr):
-        proto.dtype = types_pb2.DT_STRING
-        proto.string_val.extend(x if isinstance(x, bytes) else str(x).encode() for x in arr.reshape(-1).tolist())
-        return proto
-    proto.dtype = dtype_to_enum(arr.dtype)  # type: ignore[assignment]
-    proto.tensor_content = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
-    return proto
-
-
-def proto_to_ndarray(proto: TensorProto, where: str = "tensor") -> np.ndarray:
-    """TensorProto -> read-only numpy array; sizes are checked against the shape, nothing is evaluated."""
-    shape = proto_to_shape(proto.tensor_shape, where)
-    if not shape.is_fully_defined():
-        raise errors.InvalidArgumentError(None, None, f"{where}: a tensor value needs a fully defined shape")
-    dims = tuple(shape.as_tuple())
-    count = math.prod(dims)
-    if proto.dtype == types_pb2.DT_STRING:
-        vals = list(proto.string_val)
-        if len(vals) == 1 and count != 1:
-            vals = vals * count
-        if len(vals) != count:
-            raise errors.InvalidArgumentError(None, None, f"{where}: {len(vals)} strings for shape {dims}")
-        arr = np.empty(count, dtype=object)
-        arr[:] = vals
-        arr = arr.reshape(dims)
-    else:
-        dt = enum_to_dtype(proto.dtype, where).np_dtype
-        if proto.tensor_content:
-            if len(proto.tensor_content) != count * dt.itemsize:
-                raise errors.InvalidArgumentError(
-                    None, None, f"{where}: {len(proto.tensor_content)} bytes of content for shape {dims} of "
-                                f"{dt.name} (expected {count * dt.itemsize})")
-            arr = np.frombuffer(proto.tensor_content, dtype=dt.newbyteorder("<")).astype(dt, copy=False)
-            arr = arr.reshape(dims)
-        else:
-            arr = _from_typed_vals(proto, dt, count, dims, where)
-    arr.flags.writeable = False
-    return arr
-
-
-def _from_typed_vals(proto: TensorProto, dt: np.dtype, count: int, dims: tuple, where: str) -> np.ndarray:
-    if dt == np.float16:
-        vals = np.array(proto.half_val, dtype=np.uint16).view(np.float16)
-    else:
-        field = {"f": "float_val", "b": "bool_val"}.get(dt.kind, "")
-        if dt == np.float64:
-            field = "double_val"
-        elif dt.kind in "iu":
-            field = {8: "uint64_val" if dt.kind == "u" else "int64_val"}.get(dt.itemsize, "int_val")
-            if dt == np.uint32:
-                field = "uint32_val"
-        vals = np.array(getattr(proto, field), dtype=dt)
-    if vals.size == count:
-        return vals.reshape(dims)
-    if vals.size == 0:
-        return np.zeros(dims, dtype=dt)
-    if vals.size < count:  # TF repeats the last value to fill the shape
-        return np.concatenate([vals, np.full(count - vals.size, vals[-1], dtype=dt)]).reshape(dims)
-    raise errors.InvalidArgumentError(None, None, f"{where}: {vals.size} values for shape {dims}")
-
 
 # -- attributes --------------------------------------------------------------------------------
 def _float32_exact(v: float) -> bool:
@@ -199,79 +75,82 @@ def _list_kind(items: list) -> Optional[str]:
     return None
 
 
+def _encode_float(value: float) -> AttrValue:
+    if _float32_exact(value):
+        return AttrValue(f=value)
+    return _tagged("float64", hex=AttrValue(s=value.hex().encode()))
+
+
+def _encode_sequence(value) -> AttrValue:
+    items = list(value)
+    kind = _list_kind(items) if items else "empty"
+    if kind is None:
+        return _tagged("tuple", **{str(i): encode_attr(x) for i, x in enumerate(items)}, n=AttrValue(i=len(items)))
+    av = AttrValue()
+    av.list.SetInParent()
+    convert: dict = {"s": lambda x: x.encode(), "type": dtype_to_enum, "shape": shape_to_proto, "i": int}
+    if kind != "empty":
+        getattr(av.list, kind).extend(convert.get(kind, lambda x: x)(x) for x in items)
+    return av
+
+
+def _encode_slice(value: slice) -> AttrValue:
+    return _tagged("slice", start=encode_attr(value.start), stop=encode_attr(value.stop), step=encode_attr(value.step))
+
+
+# (type(s), encoder): checked in order (bool before int: a bool is an int)
+_ENCODERS: tuple = (
+    ((bool, np.bool_), lambda v: AttrValue(b=bool(v))),
+    ((int, np.integer), lambda v: AttrValue(i=int(v))),
+    (float, _encode_float),
+    (str, lambda v: AttrValue(s=v.encode())),
+    (bytes, lambda v: _tagged("bytes", value=AttrValue(s=v))),
+    (_dtypes.DType, lambda v: AttrValue(type=dtype_to_enum(v))),  # type: ignore[arg-type]
+    (TensorShape, lambda v: AttrValue(shape=shape_to_proto(v))),
+    ((np.ndarray, np.generic), lambda v: AttrValue(tensor=ndarray_to_proto(v))),
+    (Operation, lambda v: _tagged("op", name=AttrValue(s=v.name.encode()))),
+    (slice, _encode_slice),
+    ((tuple, list), _encode_sequence),
+)
+
+
 def encode_attr(value) -> AttrValue:
     """A Python attribute value -> AttrValue (see the module docstring for the mapping)."""
-    av = AttrValue()
     if value is None:
         return _tagged("none")
-    if isinstance(value, (bool, np.bool_)):
-        av.b = bool(value)
-    elif isinstance(value, (int, np.integer)):
-        av.i = int(value)
-    elif isinstance(value, float):
-        if _float32_exact(value):
-            av.f = value
-        else:
-            return _tagged("float64", hex=AttrValue(s=value.hex().encode()))
-    elif isinstance(value, str):
-        av.s = value.encode()
-    elif isinstance(value, bytes):
-        return _tagged("bytes", value=AttrValue(s=value))
-    elif isinstance(value, _dtypes.DType):
-        av.type = dtype_to_enum(value)  # type: ignore[assignment]
-    elif isinstance(value, TensorShape):
-        av.shape.CopyFrom(shape_to_proto(value))
-    elif isinstance(value, (np.ndarray, np.generic)):
-        av.tensor.CopyFrom(ndarray_to_proto(value))
-    elif isinstance(value, Operation):
-        return _tagged("op", name=AttrValue(s=value.name.encode()))
-    elif isinstance(value, slice):
-        return _tagged("slice", start=encode_attr(value.start), stop=encode_attr(value.stop),
-                       step=encode_attr(value.step))
-    elif value is Ellipsis:
+    if value is Ellipsis:
         return _tagged("ellipsis")
-    elif isinstance(value, (tuple, list)):
-        items = list(value)
-        kind = _list_kind(items) if items else "empty"
-        if kind is None:
-            return _tagged("tuple", **{str(i): encode_attr(x) for i, x in enumerate(items)},
-                           n=AttrValue(i=len(items)))
-        av.list.SetInParent()
-        if kind == "s":
-            av.list.s.extend(x.encode() for x in items)
-        elif kind == "type":
-            av.list.type.extend(dtype_to_enum(x) for x in items)
-        elif kind == "shape":
-            av.list.shape.extend(shape_to_proto(x) for x in items)
-        elif kind != "empty":
-            getattr(av.list, kind).extend(int(x) if kind == "i" else x for x in items)
-    else:
-        raise TypeError(f"attribute value of type {type(value).__name__} has no GraphDef form")
-    return av
+    for types, encoder in _ENCODERS:
+        if isinstance(value, types):
+            return encoder(value)
+    raise TypeError(f"attribute value of type {type(value).__name__} has no GraphDef form")
+
+
+def _decode_str(av, where, resolve_op) -> str:
+    try:
+        return av.s.decode()
+    except UnicodeDecodeError:
+        raise errors.InvalidArgumentError(None, None, f"{where}: string attribute is not UTF-8") from None
+
+
+_DECODERS = {
+    "b": lambda av, where, resolve_op: av.b,
+    "i": lambda av, where, resolve_op: av.i,
+    "f": lambda av, where, resolve_op: av.f,
+    "s": _decode_str,
+    "type": lambda av, where, resolve_op: enum_to_dtype(av.type, where),
+    "shape": lambda av, where, resolve_op: proto_to_shape(av.shape, where),
+    "tensor": lambda av, where, resolve_op: proto_to_ndarray(av.tensor, where),
+    "list": lambda av, where, resolve_op: _decode_list(av.list, where),
+}
 
 
 def decode_attr(av: AttrValue, where: str, resolve_op: Callable[[str], Operation]):
     """AttrValue -> Python value; `where` names the node and attribute in errors."""
     kind = av.WhichOneof("value")
-    if kind == "b":
-        return av.b
-    if kind == "i":
-        return av.i
-    if kind == "f":
-        return av.f
-    if kind == "s":
-        try:
-            return av.s.decode()
-        except UnicodeDecodeError:
-            raise errors.InvalidArgumentError(None, None, f"{where}: string attribute is not UTF-8") from None
-    if kind == "type":
-        return enum_to_dtype(av.type, where)
-    if kind == "shape":
-        return proto_to_shape(av.shape, where)
-    if kind == "tensor":
-        return proto_to_ndarray(av.tensor, where)
-    if kind == "list":
-        return _decode_list(av.list, where)
+    decoder = _DECODERS.get(kind or "")
+    if decoder is not None:
+        return decoder(av, where, resolve_op)
     if kind == "func" and av.func.name.startswith(_TAG):
         return _decode_tagged(av.func, where, resolve_op)
     raise errors.InvalidArgumentError(None, None, f"{where}: unknown attribute kind "
@@ -296,8 +175,35 @@ def _decode_list(lst, where: str) -> tuple:
     raise errors.InvalidArgumentError(None, None, f"{where}: unsupported list attribute kind {kind!r}")
 
 
+def _tagged_float64(get, fields, where, resolve_op):
+    try:
+        return float.fromhex(get("hex"))
+    except (ValueError, TypeError):
+        raise errors.InvalidArgumentError(None, None, f"{where}: malformed float64 attribute") from None
+
+
+def _tagged_tuple(get, fields, where, resolve_op):
+    n = get("n")
+    if not isinstance(n, int) or n < 0 or n > len(fields):
+        raise errors.InvalidArgumentError(None, None, f"{where}: malformed tuple attribute")
+    return tuple(get(str(i)) for i in range(n))
+
+
+_TAGGED = {
+    "none": lambda get, fields, where, resolve_op: None,
+    "ellipsis": lambda get, fields, where, resolve_op: Ellipsis,
+    "float64": _tagged_float64,
+    "bytes": lambda get, fields, where, resolve_op: fields["value"].s if "value" in fields else b"",
+    "op": lambda get, fields, where, resolve_op: resolve_op(get("name")),
+    "slice": lambda get, fields, where, resolve_op: slice(get("start"), get("stop"), get("step")),
+    "tuple": _tagged_tuple,
+}
+
+
 def _decode_tagged(func, where: str, resolve_op):
-    kind = func.name[len(_TAG):]
+    decoder = _TAGGED.get(func.name[len(_TAG):])
+    if decoder is None:
+        raise errors.InvalidArgumentError(None, None, f"{where}: unknown attribute kind {func.name!r}")
     fields = func.attr
 
     def get(key):
@@ -305,27 +211,7 @@ def _decode_tagged(func, where: str, resolve_op):
             raise errors.InvalidArgumentError(None, None, f"{where}: {func.name} lacks field {key!r}")
         return decode_attr(fields[key], where, resolve_op)
 
-    if kind == "none":
-        return None
-    if kind == "ellipsis":
-        return Ellipsis
-    if kind == "float64":
-        try:
-            return float.fromhex(get("hex"))
-        except (ValueError, TypeError):
-            raise errors.InvalidArgumentError(None, None, f"{where}: malformed float64 attribute") from None
-    if kind == "bytes":
-        return fields["value"].s if "value" in fields else b""
-    if kind == "op":
-        return resolve_op(get("name"))
-    if kind == "slice":
-        return slice(get("start"), get("stop"), get("step"))
-    if kind == "tuple":
-        n = get("n")
-        if not isinstance(n, int) or n < 0 or n > len(fields):
-            raise errors.InvalidArgumentError(None, None, f"{where}: malformed tuple attribute")
-        return tuple(get(str(i)) for i in range(n))
-    raise errors.InvalidArgumentError(None, None, f"{where}: unknown attribute kind {func.name!r}")
+    return decoder(get, fields, where, resolve_op)
 
 
 # -- Graph -> GraphDef -------------------------------------------------------------------------
@@ -379,8 +265,7 @@ def _parse_input(text: str, node: str) -> tuple[str, int, bool]:
     return text, 0, False
 
 
-def _ordered(nodes: list, existing: Callable[[str], bool]) -> list:
-    """Nodes in an order where every input comes first (Kahn's algorithm); rejects cycles and dangling inputs."""
+def _index(nodes: list, existing: Callable[[str], bool]) -> dict:
     by_name = {}
     for nd in nodes:
         if not nd.name or nd.name in by_name:
@@ -388,21 +273,30 @@ def _ordered(nodes: list, existing: Callable[[str], bool]) -> list:
         if existing(nd.name):
             raise _bad(nd.name, "a node with this name already exists in the graph")
         by_name[nd.name] = nd
-    deps: dict = {}
-    for nd in nodes:
-        needed = set()
-        for text in nd.input:
-            src, _, _ = _parse_input(text, nd.name)
-            if src in by_name:
-                needed.add(src)
-            elif not existing(src):
-                raise _bad(nd.name, f"input {text!r} names an unknown node")
-        for av in nd.attr.values():
-            if av.WhichOneof("value") == "func" and av.func.name == _TAG + "op" and "name" in av.func.attr:
-                ref = av.func.attr["name"].s.decode("utf-8", "replace")
-                if ref in by_name:
-                    needed.add(ref)
-        deps[nd.name] = needed
+    return by_name
+
+
+def _node_deps(nd, by_name: dict, existing: Callable[[str], bool]) -> set:
+    """The names of this GraphDef's nodes that `nd` needs first (inputs and op-reference attributes)."""
+    needed = set()
+    for text in nd.input:
+        src, _, _ = _parse_input(text, nd.name)
+        if src in by_name:
+            needed.add(src)
+        elif not existing(src):
+            raise _bad(nd.name, f"input {text!r} names an unknown node")
+    for av in nd.attr.values():
+        if av.WhichOneof("value") == "func" and av.func.name == _TAG + "op" and "name" in av.func.attr:
+            ref = av.func.attr["name"].s.decode("utf-8", "replace")
+            if ref in by_name:
+                needed.add(ref)
+    return needed
+
+
+def _ordered(nodes: list, existing: Callable[[str], bool]) -> list:
+    """Nodes in an order where every input comes first; rejects cycles and dangling inputs."""
+    by_name = _index(nodes, existing)
+    deps = {nd.name: _node_deps(nd, by_name, existing) for nd in nodes}
     seen: set = set()
     for nd in nodes:  # the sender's order is usually valid already: keep it (stable names and tests)
         if not deps[nd.name] <= seen:
@@ -410,23 +304,11 @@ def _ordered(nodes: list, existing: Callable[[str], bool]) -> list:
         seen.add(nd.name)
     else:
         return nodes
-    order, ready = [], [nd.name for nd in nodes if not deps[nd.name]]
-    users: dict = {}
-    for name, needed in deps.items():
-        for d in needed:
-            users.setdefault(d, []).append(name)
-    remaining = {name: len(needed) for name, needed in deps.items()}
-    while ready:
-        name = ready.pop()
-        order.append(by_name[name])
-        for u in users.get(name, ()):
-            remaining[u] -= 1
-            if remaining[u] == 0:
-                ready.append(u)
-    if len(order) != len(nodes):
-        stuck = sorted(n for n, r in remaining.items() if r > 0)
-        raise _bad(stuck[0], f"the graph has a cycle through {', '.join(stuck[:5])}")
-    return order
+    try:
+        return [by_name[n] for n in graphlib.TopologicalSorter(deps).static_order()]
+    except graphlib.CycleError as e:
+        cycle = sorted(set(e.args[1]))
+        raise _bad(cycle[0], f"the graph has a cycle through {', '.join(cycle[:5])}") from None
 
 
 def import_graph_def(graph_def: GraphDef, graph: Optional[Graph] = None) -> list:
@@ -449,36 +331,41 @@ def import_graph_def(graph_def: GraphDef, graph: Optional[Graph] = None) -> list
     return created
 
 
+def _decode_attrs(graph: Graph, nd) -> dict:
+    def resolve_op(ref: str) -> Operation:
+        op = graph._ops_by_name.get(ref)
+        if op is None:
+            raise _bad(nd.name, f"attribute refers to unknown node {ref!r}")
+        return op
+
+    return {key: decode_attr(nd.attr[key], f"Node '{nd.name}' (op {nd.op}) attribute '{key}'", resolve_op)
+            for key in sorted(nd.attr) if not key.startswith("_")}
+
+
+def _resolve_inputs(graph: Graph, nd) -> tuple:
+    inputs, controls = [], []
+    for text in nd.input:
+        src, idx, is_control = _parse_input(text, nd.name)
+        op = graph._ops_by_name[src]
+        if is_control:
+            controls.append(op)
+            continue
+        if idx >= len(op.outputs):
+            raise _bad(nd.name, f"input {text!r}: node '{src}' has only {len(op.outputs)} outputs")
+        if controls:
+            raise _bad(nd.name, "a data input follows a control input")
+        inputs.append(op.outputs[idx])
+    return inputs, controls
+
+
 def _import_node(graph: Graph, nd) -> Operation:
     name = nd.name
     try:
         get_op_def(nd.op)
     except KeyError:
         raise _bad(name, f"unknown op type '{nd.op}'") from None
-
-    def resolve_op(ref: str) -> Operation:
-        op = graph._ops_by_name.get(ref)
-        if op is None:
-            raise _bad(name, f"attribute refers to unknown node {ref!r}")
-        return op
-
-    attrs = {}
-    for key in sorted(nd.attr):
-        if key.startswith("_"):
-            continue
-        attrs[key] = decode_attr(nd.attr[key], f"Node '{name}' (op {nd.op}) attribute '{key}'", resolve_op)
-    inputs, controls = [], []
-    for text in nd.input:
-        src, idx, is_control = _parse_input(text, name)
-        op = graph._ops_by_name[src]
-        if is_control:
-            controls.append(op)
-        elif idx >= len(op.outputs):
-            raise _bad(name, f"input {text!r}: node '{src}' has only {len(op.outputs)} outputs")
-        else:
-            if controls:
-                raise _bad(name, "a data input follows a control input")
-            inputs.append(op.outputs[idx])
+    attrs = _decode_attrs(graph, nd)
+    inputs, controls = _resolve_inputs(graph, nd)
     try:
         op = graph.create_op(nd.op, inputs, attrs, name=name + "/")
     except errors.OpError:

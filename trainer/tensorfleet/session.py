@@ -153,6 +153,35 @@ def _unrepresentable(t: Tensor, value, raw) -> FeedValueError:
                                       f"{t.dtype.name}")
 
 
+#: scheme ("grpc") -> factory with create(target, graph, config) -> backend and reset(target, containers, config).
+#: The distributed layer registers "grpc" when tensorfleet is imported; session never imports it.
+_SESSION_FACTORIES: dict = {}
+
+
+def register_session_factory(scheme: str, factory) -> None:
+    """Lets a higher layer serve `Session("<scheme>://...")`: the backend's run(fetch tensors, feed tensors,
+    feed values, target ops, timeout_ms) returns the fetched values; list_devices() and close() too."""
+    _SESSION_FACTORIES[scheme] = factory
+
+
+def _factory_for(target: str):
+    scheme = target.split("://", 1)[0] if "://" in target else ""
+    factory = _SESSION_FACTORIES.get(scheme)
+    if factory is None:
+        raise errors.UnimplementedError(None, None, f"Session target {target!r} needs the distributed runtime")
+    return factory
+
+
+class _RemoteDevice:
+    """A device of a remote session, as list_devices() reports it (TF's _DeviceAttributes)."""
+
+    def __init__(self, name, device_type, memory_limit_bytes):
+        self.name, self.device_type, self.memory_limit_bytes = name, device_type, memory_limit_bytes
+
+    def __repr__(self):
+        return f"_DeviceAttributes({self.name}, {self.device_type}, {self.memory_limit_bytes})"
+
+
 class BaseSession:
     """Common machinery of `Session` and `InteractiveSession`."""
 
@@ -167,10 +196,14 @@ class BaseSession:
         self._pools = None
         self._owns_pools = False
         self._intra = None
-        if target:
-            raise errors.UnimplementedError(None, None, f"Session target {target!r} needs the distributed runtime")
+        self._remote = None
         if config is not None and not isinstance(config, ConfigProto):
             raise TypeError(f"config must be a tf.ConfigProto, but got {type(config)}")
+        if target:
+            self._config = config if config is not None else ConfigProto()
+            self._resources = ResourceStore()  # unused by the remote run; keeps per-session hooks uniform
+            self._remote = _factory_for(target).create(target, self._graph, self._config)
+            return
         self._config = config = config if config is not None else ConfigProto()
         self._resources = ResourceStore()
         self._devices = local_devices(config)
@@ -199,6 +232,8 @@ class BaseSession:
 
     def list_devices(self):
         """This session's devices: objects with .name, .device_type, .memory_limit_bytes (TF's _DeviceAttributes)."""
+        if self._remote is not None:
+            return [_RemoteDevice(*d) for d in self._remote.list_devices()]
         return list(self._devices)
 
     @property
@@ -231,6 +266,12 @@ class BaseSession:
                     index.append(None)
                     targets.append(el)
             fetch_tensors, targets = tuple(fetch_tensors), tuple(targets)
+        if self._remote is not None:
+            timeout_ms = getattr(options, "timeout_in_ms", 0) or 0
+            results = self._remote.run(fetch_tensors, feed_tensors, feed_values, targets, timeout_ms)
+            if mapper is None:
+                return None if index[0] is None else _fetch_value(results[0])
+            return mapper.build([None if i is None else _fetch_value(results[i]) for i in index])
         plan = self._plan(fetch_tensors, tuple(feed_tensors), targets)
         trace = None
         if options is not None and run_metadata is not None and \
@@ -320,6 +361,8 @@ class BaseSession:
         self._plans.clear()
         for hook in self._resources.__dict__.pop("_close_hooks", ()):  # e.g. tf.data iterators' threads
             hook()
+        if self._remote is not None:
+            self._remote.close()
         if self._owns_pools and self._pools is not None:
             self._pools.shutdown()
         if self._intra is not None:
@@ -370,6 +413,11 @@ class _SessionDefault:
 
 class Session(BaseSession):
     """`tf.Session(target='', graph=None, config=None)`."""
+
+    @staticmethod
+    def reset(target, containers=None, config=None) -> None:
+        """Clears the variables (resource containers) on every task of the cluster `target` belongs to."""
+        _factory_for(target).reset(target, containers, config)
 
 
 class InteractiveSession(BaseSession):

@@ -323,7 +323,7 @@ def gather_grad(ctx, grad, ids, params):
         flat_ids = xp.where(valid, flat_ids, 0)
         flat_grad = xp.where(valid.reshape((-1,) + (1,) * (params.ndim - 1)), flat_grad,
                              xp.zeros((), dtype=flat_grad.dtype))
-    add_at = getattr(xp, "add").at if hasattr(getattr(xp, "add"), "at") else None
+    add_at = xp.add.at if hasattr(xp.add, "at") else None
     if add_at is None:  # older cupy
         import cupyx
         cupyx.scatter_add(out, flat_ids, flat_grad)

@@ -27,6 +27,8 @@ from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
 from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
 from .saver import get_checkpoint_mtimes, remove_checkpoint
+from .device_setter import GreedyLoadBalancingStrategy, byte_size_load_fn, replica_device_setter
+from ..distributed import ClusterDef, ClusterSpec, JobDef, Server, ServerDef
 from ..protos.example_pb2 import Example, SequenceExample
 from ..protos.feature_pb2 import BytesList, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List
 from ..summary.saver_hook import SecondOrStepTimer, SummarySaverHook
@@ -46,5 +48,7 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "StepCounterHook", "StopAtStepHook", "SessionManager", "ChiefSessionCreator", "MonitoredSession",
            "MonitoredTrainingSession", "Scaffold", "SessionCreator", "SingularMonitoredSession",
            "WorkerSessionCreator", "Supervisor",
+           "replica_device_setter", "GreedyLoadBalancingStrategy", "byte_size_load_fn", "ClusterSpec", "ClusterDef",
+           "JobDef", "Server", "ServerDef",
            "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
            "FloatList", "Int64List", "SummarySaverHook", "SummaryWriterCache"]

@@ -1,0 +1,113 @@
+"""Fixtures for distributed tests: real task processes on 127.0.0.1, always stopped.
+
+`cluster_procs(jobs)` picks free loopback ports, starts one `run_task.py` process per
+task named in `start` (others stay for the test process itself), waits for each to
+print READY (bounded), and stops every process at teardown (stdin closed, then
+terminate, then kill), so no test leaves a process or port behind.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+READY_TIMEOUT = 60
+
+
+def free_ports(n):
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def task_env(extra=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "trainer"), os.path.join(ROOT, "operator"), HERE])
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    env.update(extra or {})
+    return env
+
+
+class Cluster:
+    def __init__(self, jobs):
+        ports = iter(free_ports(sum(jobs.values())))
+        self.spec = {job: [f"127.0.0.1:{next(ports)}" for _ in range(n)] for job, n in jobs.items()}
+        self.procs = {}
+
+    def start(self, job, index, env=None):
+        args = [sys.executable, os.path.join(HERE, "run_task.py"), json.dumps(self.spec), job, str(index)]
+        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, env=task_env(env))
+        self.procs[(job, index)] = proc
+        deadline = time.monotonic() + READY_TIMEOUT
+        lines = []
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if line.startswith("READY"):
+                return proc
+        raise RuntimeError(f"task {job}:{index} did not start: {''.join(lines)}")
+
+    def kill(self, job, index):
+        proc = self.procs[(job, index)]
+        proc.kill()
+        proc.wait(10)
+
+    def stop(self):
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                try:
+                    proc.stdin.close()
+                except OSError:
+                    pass
+        for proc in self.procs.values():
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.terminate()
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
+
+
+@pytest.fixture
+def cluster_procs():
+    made = []
+
+    def make(jobs):
+        c = Cluster(jobs)
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.stop()
+
+
+@pytest.fixture
+def local_servers():
+    """Servers started in the test process, stopped at teardown."""
+    servers = []
+    yield servers
+    for s in servers:
+        s.stop()
+
+
+@pytest.fixture(autouse=True)
+def _bounded_timeouts(monkeypatch):
+    monkeypatch.setenv("TENSORFLEET_STARTUP_SECONDS", "30")

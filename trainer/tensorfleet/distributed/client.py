@@ -1,0 +1,267 @@
+"""Client side of the wire: calls a task's master or worker service over gRPC or the bulk path.
+
+Used by `master` (to reach other tasks' worker services) and `remote_session`
+(to reach a remote master). One `RpcClient` per (address, service), shared by
+sessions. Every call carries the job's token. A call is `call(method, request,
+tensors)` -> `(response, [(name, ndarray)])`:
+
+- bulk path (default when the server advertises one): a pooled raw TCP socket per
+  concurrent call, one frame each way (`wire.send_frame` / `recv_frame`);
+- gRPC: unary methods as they are; tensor-carrying methods as a stream of chunks.
+
+Failures become tf.errors naming the task: a refused, reset or silent peer is
+`UnavailableError` within `Timeouts.dead_peer_seconds` (TCP keepalive on the bulk
+socket, gRPC keepalive on the channel); a status from the server keeps its class.
+"""
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import socket
+import threading
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Optional
+
+import grpc
+
+from .. import errors
+from . import rpc_errors, wire
+from .protos import service_pb2
+from .tls import tls_from_env
+
+logger = logging.getLogger("tensorfleet.distributed")
+TOKEN_ENV = "TENSORFLEET_RPC_TOKEN"
+TOKEN_METADATA = "tensorfleet-token"
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """How long a client waits. Defaults (env overrides):
+
+    - dead_peer_seconds: 5 (TENSORFLEET_DEAD_PEER_SECONDS): a peer that stops answering (no
+      TCP keepalive replies, or a refused reconnect) fails the call with UnavailableError.
+    - connect_seconds: 5 (TENSORFLEET_CONNECT_SECONDS): one connection attempt.
+    - startup_seconds: 120 (TENSORFLEET_STARTUP_SECONDS): how long a new session waits for every
+      task of its cluster to come up (TF waits forever; pods start in any order).
+    """
+
+    dead_peer_seconds: float = field(default_factory=lambda: _env_float("TENSORFLEET_DEAD_PEER_SECONDS", 5.0))
+    connect_seconds: float = field(default_factory=lambda: _env_float("TENSORFLEET_CONNECT_SECONDS", 5.0))
+    startup_seconds: float = field(default_factory=lambda: _env_float("TENSORFLEET_STARTUP_SECONDS", 120.0))
+
+
+def job_token() -> str:
+    return os.environ.get(TOKEN_ENV, "")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def split_address(address: str) -> tuple:
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"Bad task address {address!r}: expected host:port")
+    return host.strip("[]"), int(port)
+
+
+class RpcClient:
+    """Calls one service of one task."""
+
+    def __init__(self, address: str, service: str, task: str, token: Optional[str] = None,
+                 limits: Optional[wire.Limits] = None, timeouts: Optional[Timeouts] = None, use_bulk: bool = True):
+        limits = limits or wire.Limits()
+        timeouts = timeouts or Timeouts()
+        self.address, self.service, self.task = address, service, task
+        self.token = job_token() if token is None else token
+        self.limits, self.timeouts = limits, timeouts
+        self._use_bulk = use_bulk and os.environ.get("TENSORFLEET_BULK", "1") != "0"
+        self._bulk_port: Optional[int] = None
+        self._local_socket = ""
+        self._pool: list = []  # idle (socket, FrameReader)
+        self._pool_lock = threading.Lock()
+        self._buffers = wire.BufferPool()
+        self._metadata = ((TOKEN_METADATA, self.token),)
+        keepalive_ms = max(1000, int(timeouts.dead_peer_seconds * 1000 / 2))
+        self._tls = tls_from_env()
+        channel = grpc.insecure_channel if self._tls is None else partial(
+            grpc.secure_channel, credentials=self._tls.grpc_channel_credentials())
+        self._channel = channel(address, options=[
+            ("grpc.max_send_message_length", limits.grpc_message_bytes),
+            ("grpc.max_receive_message_length", limits.grpc_message_bytes),
+            ("grpc.keepalive_time_ms", keepalive_ms),
+            ("grpc.keepalive_timeout_ms", keepalive_ms),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.max_pings_without_data", 0),
+        ])
+        self._closed = False
+
+    # -- bulk path ------------------------------------------------------------------------------
+    def enable_bulk(self, port: int, local_socket: str = "") -> None:
+        """Use the bulk path (and, for a loopback address, the same-host Unix socket if it answers)."""
+        if not (self._use_bulk and port):
+            return
+        self._bulk_port = port
+        host, _ = split_address(self.address)
+        if local_socket and _is_loopback(host) and os.environ.get("TENSORFLEET_LOCAL_SOCKET", "1") != "0" \
+                and self._tls is None:
+            self._local_socket = local_socket
+
+    def _connect(self) -> tuple:
+        if self._local_socket:
+            try:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(self.timeouts.connect_seconds)
+                sock.connect("\0" + self._local_socket)
+                sock.settimeout(None)
+                return sock, wire.FrameReader(sock, self.limits, self._buffers)
+            except OSError:
+                sock.close()
+                self._local_socket = ""  # another host or network namespace after all: TCP from now on
+        host, _ = split_address(self.address)
+        try:
+            sock = socket.create_connection((host, self._bulk_port), timeout=self.timeouts.connect_seconds)
+        except OSError as e:
+            raise _ConnectFailed(str(e)) from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        _keepalive(sock, self.timeouts.dead_peer_seconds)
+        if self._tls is not None:
+            try:
+                sock = self._tls.client_context().wrap_socket(sock, server_hostname=host)
+            except (OSError, ValueError) as e:
+                sock.close()
+                raise rpc_errors.unavailable(self.task, self.address, f"TLS handshake failed: {e}") from None
+        sock.settimeout(None)
+        return sock, wire.FrameReader(sock, self.limits, self._buffers)
+
+    def _bulk_call(self, method: str, request, parts: list, payload_bytes: int,
+                   timeout: Optional[float] = None) -> tuple:
+        with self._pool_lock:
+            conn = self._pool.pop() if self._pool else None
+        if conn is None:
+            conn = self._connect()
+        sock, reader = conn
+        header = service_pb2.CallHeader(method=f"{self.service}/{method}", message=request.SerializeToString(),
+                                        payload_bytes=payload_bytes, token=self.token)
+        try:
+            sock.settimeout(timeout)
+            wire.send_frame(sock, header.SerializeToString(), parts, payload_bytes)
+            reply, payload = reader.read()
+            if reply is None:
+                raise ConnectionResetError("the task closed the connection")
+            sock.settimeout(None)
+        except socket.timeout:
+            sock.close()  # the reply may still come: this connection is out of step, drop it
+            raise errors.DeadlineExceededError(None, None, f"{method} on task {self.task} at {self.address} did "
+                                                           f"not finish within {timeout:.3f} s") from None
+        except (OSError, wire.FrameError) as e:
+            sock.close()
+            raise rpc_errors.unavailable(self.task, self.address, f"{type(e).__name__}: {e}") from None
+        with self._pool_lock:
+            if self._closed:
+                sock.close()
+            else:
+                self._pool.append(conn)
+        return service_pb2.CallHeader.FromString(reply), payload
+
+    # -- calls -------------------------------------------------------------------------------------
+    def call(self, method: str, request, response_type, tensors=(), timeout: Optional[float] = None) -> tuple:
+        """-> (response message, [(name, ndarray)])."""
+        metas, parts, size = wire.pack(tensors)
+        if metas:
+            _attach(request, metas)
+        header = None
+        if self._bulk_port:
+            try:
+                header, payload = self._bulk_call(method, request, parts, size, timeout)
+            except _ConnectFailed as e:  # nothing was sent: the gRPC port may still answer (a firewall, a proxy)
+                logger.warning("Bulk path to %s at %s unreachable (%s): using gRPC", self.task, self.address, e)
+                self._bulk_port = None
+        if header is not None:
+            pass
+        elif _streams(self.service, method):
+            header, payload = self._stream_call(method, request, parts, size, timeout)
+        else:
+            return self._unary_call(method, request, response_type, timeout), []
+        if header.HasField("status") and header.status.code != errors.OK:
+            raise rpc_errors.error_from_status(header.status.code, header.status.message, self.task)
+        response = response_type.FromString(header.message)
+        return response, wire.unpack(_metas_of(response), payload, self.limits, f"{method} reply from {self.task}")
+
+    def _unary_call(self, method: str, request, response_type, timeout):
+        fn = self._channel.unary_unary(f"/tensorfleet.rpc.{self.service}/{method}",
+                                       request_serializer=lambda m: m.SerializeToString(),
+                                       response_deserializer=response_type.FromString)
+        try:
+            return fn(request, metadata=self._metadata, timeout=timeout)
+        except grpc.RpcError as e:
+            raise rpc_errors.error_from_rpc(e, self.task, self.address) from None
+
+    def _stream_call(self, method: str, request, parts, size, timeout) -> tuple:
+        fn = self._channel.stream_stream(f"/tensorfleet.rpc.{self.service}/{method}",
+                                         request_serializer=lambda m: m.SerializeToString(),
+                                         response_deserializer=service_pb2.Chunk.FromString)
+        header = service_pb2.CallHeader(message=request.SerializeToString(), payload_bytes=size)
+        try:
+            replies = fn(wire.chunks(header, parts, self.limits.chunk_bytes), metadata=self._metadata,
+                         timeout=timeout)
+            return wire.join_chunks(iter(replies), self.limits, f"{method} reply from {self.task}")
+        except grpc.RpcError as e:
+            raise rpc_errors.error_from_rpc(e, self.task, self.address) from None
+
+    def close(self) -> None:
+        with self._pool_lock:
+            self._closed = True
+            socks, self._pool = self._pool, []
+        for s, _ in socks:
+            s.close()
+        self._channel.close()
+
+
+class _ConnectFailed(Exception):
+    """The bulk port did not accept a connection (nothing of the call was sent)."""
+
+
+_STREAMING = {("WorkerService", "RunGraph"), ("MasterService", "RunStep")}
+
+
+def _streams(service: str, method: str) -> bool:
+    return (service, method) in _STREAMING
+
+
+def _attach(request, metas) -> None:
+    field = {"RunGraphRequest": "send", "RunStepRequest": "feed", "RunGraphResponse": "recv",
+             "RunStepResponse": "tensor"}[type(request).__name__]
+    getattr(request, field).extend(metas)
+
+
+def _metas_of(message) -> list:
+    name = type(message).__name__
+    field = {"RunGraphRequest": "send", "RunStepRequest": "feed", "RunGraphResponse": "recv",
+             "RunStepResponse": "tensor"}.get(name)
+    return list(getattr(message, field)) if field else []
+
+
+def _keepalive(sock: socket.socket, dead_peer_seconds: float) -> None:
+    """TCP keepalive so a silently vanished peer is noticed in about `dead_peer_seconds`."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    idle = max(1, int(dead_peer_seconds / 3))
+    for opt, value in (("TCP_KEEPIDLE", idle), ("TCP_KEEPINTVL", 1), ("TCP_KEEPCNT", 2)):
+        if hasattr(socket, opt):
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, opt), value)
+    if hasattr(socket, "TCP_USER_TIMEOUT"):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(dead_peer_seconds * 1000))

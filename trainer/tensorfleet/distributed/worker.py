@@ -1,0 +1,169 @@
+"""The worker service: runs the graph partitions masters register with this task.
+
+Sits under `server` (which exposes it over gRPC and the bulk path) and beside
+`master` (which calls it, in-process for its own task). It owns the task's
+`ResourceStore`, so variables live here, outlive sessions and are shared by name
+by every master that registers partitions naming them (between-graph
+replication); `reset` clears them (`tf.Session.reset`).
+
+A registered partition is a GraphDef whose cross-task inputs are Placeholders;
+it is imported into its own Graph once and run through a local `Session` bound
+to the task's ResourceStore (so the executor's plan cache, kernels and placement
+apply unchanged). A run takes feed values from the call and from this task's
+`Rendezvous` (values an earlier stage of the same step kept here), and returns or
+keeps its fetches.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import threading
+from typing import Optional, Sequence
+
+from .. import errors
+from ..config import ConfigProto
+from ..devices import local_devices
+from ..graph import Graph
+from ..graph_def import import_graph_def
+from ..kernels import ResourceStore
+from ..kernels import fp_state
+from ..kernels.backend import to_host
+from .rendezvous import Rendezvous
+
+
+def _convert_feed(t, value):
+    from ..session import _convert_feed as convert
+
+    return convert(t, value)
+
+
+class _Partition:
+    """One registered partition: its graph, a session on the task's store, and its signature."""
+
+    def __init__(self, graph_def, feeds, fetches, targets, store: ResourceStore, soft: bool, log: bool):
+        from ..session import Session  # session sits below distributed; imported lazily (import order)
+
+        self.graph = Graph()
+        import_graph_def(graph_def, self.graph)
+        self.feed_names = list(feeds)
+        self.fetch_names = list(fetches)
+        g = self.graph
+        try:
+            self.feeds = [g.get_tensor_by_name(n) for n in feeds]
+            self.fetches = [g.get_tensor_by_name(n) for n in fetches]
+            self.targets = [g.get_operation_by_name(n) for n in targets]
+        except (KeyError, ValueError) as e:
+            raise errors.InvalidArgumentError(None, None, f"RegisterGraph: {e}") from None
+        self._fetch_key, self._feed_key, self._target_key = tuple(self.fetches), tuple(self.feeds), tuple(self.targets)
+        config = ConfigProto(allow_soft_placement=soft, log_device_placement=log)
+        self.session = Session(graph=self.graph, config=config)
+        self.session._resources = store  # variables live in the worker service, shared by all partitions
+        self.lock = threading.Lock()
+
+    def run(self, feed_values: dict) -> list:
+        feed_dict = {}
+        for name, t in zip(self.feed_names, self.feeds, strict=True):
+            try:
+                feed_dict[t] = feed_values[name]
+            except KeyError:
+                raise errors.InvalidArgumentError(None, None, f"RunGraph: no value for feed '{name}'") from None
+        if not self.fetches and not self.targets:
+            return []
+        # the session's plan, run directly: fetched values are sent as they are (read-only arrays,
+        # variables included), without the copies Session.run makes for its callers
+        plan = self.session._plan(self._fetch_key, self._feed_key, self._target_key)
+        values = [_convert_feed(t, feed_dict[t]) for t in self._feed_key]  # dtype and shape checked
+        token = fp_state.enter()  # as Session.run: numpy's floating-point warnings off around the step
+        try:
+            return [to_host(v) for v in plan.run(values)]
+        finally:
+            fp_state.exit(token)
+
+
+class WorkerService:
+    """The worker half of a server (one per task)."""
+
+    def __init__(self, job: str, task: int, config: Optional[ConfigProto] = None):
+        self.job, self.task = job, task
+        self.task_name = f"/job:{job}/replica:0/task:{task}"
+        self.resources = ResourceStore()
+        self.devices = local_devices(config)
+        self.incarnation = random.getrandbits(63)
+        self.rendezvous = Rendezvous()
+        self._partitions: dict = {}
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._prefix = f"{os.getpid():x}.{self.incarnation:x}"
+
+    # -- service methods (typed Python; `server` maps them to the wire) ------------------------
+    def device_names(self) -> list:
+        """[(full name on this task, device type, memory limit)]."""
+        out = []
+        for d in self.devices:
+            suffix = f"/device:{d.spec.device_type}:{d.spec.device_index}"
+            out.append((self.task_name + suffix, d.spec.device_type, d.memory_limit_bytes))
+        return out
+
+    def register_graph(self, graph_def, feeds, fetches, targets, soft: bool = False, log: bool = False) -> str:
+        part = _Partition(graph_def, feeds, fetches, targets, self.resources, soft, log)
+        handle = f"{self._prefix}.{next(self._ids)}"
+        with self._lock:
+            self._partitions[handle] = part
+        return handle
+
+    def deregister_graph(self, handle: str) -> None:
+        with self._lock:
+            part = self._partitions.pop(handle, None)
+        if part is not None:
+            part.session.close()
+
+    def run_graph(self, handle: str, step_id: int, sent: dict, local: list, keep: list,
+                  end_of_step: bool, keep_returned: Sequence = ()) -> dict:
+        """Runs a partition; returns {fetch name: value} for the fetches not only kept (`keep` minus
+        `keep_returned`); the `keep` ones are stored in the rendezvous under `step_id`."""
+        part = self._partitions.get(handle)
+        if part is None:
+            raise errors.AbortedError(None, None, f"Graph handle {handle!r} is not registered on task "
+                                                  f"{self.task_name} (the task may have restarted)")
+        try:
+            values = dict(sent)
+            for feed, key in local:
+                values[feed] = self.rendezvous.take(step_id, key, self.task_name)
+            results = part.run(values)
+            out = {}
+            keep_set, also = set(keep), set(keep_returned)
+            for name, value in zip(part.fetch_names, results, strict=True):
+                if name in keep_set:
+                    self.rendezvous.put(step_id, name, value)
+                    if name not in also:
+                        continue
+                out[name] = value
+            return out
+        except errors.OpError as e:
+            self.rendezvous.cleanup(step_id)
+            raise _on_task(e, self.task_name) from None
+        finally:
+            if end_of_step:
+                self.rendezvous.cleanup(step_id)
+
+    def cleanup_step(self, step_id: int) -> None:
+        self.rendezvous.cleanup(step_id)
+
+    def reset(self, containers=()) -> None:
+        """Clears this task's variables (all containers: Tensorfleet has only the default one)."""
+        with self.resources.lock:
+            self.resources.variables.clear()
+
+    def close(self) -> None:
+        with self._lock:
+            parts, self._partitions = list(self._partitions.values()), {}
+        for p in parts:
+            p.session.close()
+
+
+def _on_task(e: errors.OpError, task_name: str) -> errors.OpError:
+    """The same error class, its message naming the task that raised it."""
+    if task_name in e.message:
+        return e
+    return type(e)(e.node_def, e.op, f"{e.message} (on task {task_name})")

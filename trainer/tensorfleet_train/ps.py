@@ -1,0 +1,63 @@
+"""The ps role of the built-in models: start this task's server and serve until told to stop.
+
+Flow: cli.py -> `serve(...)` here. TF's idiom is `server.join()`; it runs in a helper thread so the
+main thread can react to SIGTERM (exit 143 within the grace period). `join()` returning (the chief
+releasing the ps at the end of training, issue 11's shutdown protocol) exits 0. A ps waits for no
+peer at start-up: it only serves, and a restarted ps must not wait for workers that have finished.
+Every second it reports the bytes of the variable values its worker service holds.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import tensorfleet as _tensorfleet
+
+from . import runlog
+from .exit_codes import ExitCode, LauncherExit
+
+tf: Any = _tensorfleet   # its namespace is filled at import time: no static attributes
+
+
+VARIABLE_BYTES_EVERY = 1.0   # seconds between updates of tensorfleet_ps_variable_bytes
+
+
+def _variable_bytes(server) -> int:
+    """Bytes of the variable values this task's worker service holds (0 where the runtime does not say)."""
+    resources = getattr(getattr(server, "worker_service", None), "resources", None)
+    if resources is None:
+        return 0
+    with resources.lock:
+        values = list(resources.variables.values())
+    return sum(int(getattr(v, "nbytes", 0)) for v in values)
+
+
+def serve(args, task, shutdown, telemetry) -> int:
+    if not hasattr(tf.train, "Server"):
+        raise LauncherExit(ExitCode.TRAINING_ERROR, "this tensorfleet build has no tf.train.Server: the ps role "
+                                                    "needs the distributed runtime (issue 10)")
+    cluster = tf.train.ClusterSpec(task.training_cluster())
+    server = tf.train.Server(cluster, job_name=task.type, task_index=task.index)
+    runlog.log("server_started", f"{task.name} serving at {server.target}", target=server.target)
+    telemetry.target_steps(args.steps)
+    joined = threading.Event()
+
+    def join():
+        try:
+            server.join()
+        finally:
+            joined.set()
+            shutdown.event.set()   # wakes the main thread
+
+    threading.Thread(target=join, name="ps-join", daemon=True).start()
+    while not shutdown.event.wait(VARIABLE_BYTES_EVERY):
+        telemetry.ps_variable_bytes(_variable_bytes(server))
+    if joined.is_set() and shutdown.signum is None:
+        code = getattr(server, "exit_code", None) or ExitCode.SUCCESS
+        runlog.log("done", f"released by the chief: {getattr(server, 'shutdown_reason', '') or 'server stopped'}",
+                   exit_code=int(code))
+        return code
+    if hasattr(server, "stop"):
+        server.stop()
+    runlog.log("stopped", "stopped by a signal", exit_code=shutdown.exit_code)
+    return shutdown.exit_code

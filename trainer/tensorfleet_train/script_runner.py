@@ -1,0 +1,107 @@
+"""Runs a user command (`tensorfleet-train -- python my_script.py ...` or `--script my_script.py`) as a child.
+
+Last step of the flow for user scripts (cli.py -> task.py -> startup.py -> here). The child gets the
+launcher's environment (TF_CONFIG, CUDA_VISIBLE_DEVICES, TENSORFLEET_RPC_TOKEN, TENSORFLEET_METRICS_PORT
+as the operator set them) plus `PYTHONUNBUFFERED=1`, in its own process group. Signals the launcher
+receives (TERM, INT, HUP, QUIT, USR1, USR2) are forwarded to that group; after SIGTERM or SIGINT a child
+still alive after the grace period is killed and the launcher exits 128+n. The child's exit status is
+passed through (killed by signal n: 128+n). On Linux the child is also killed if the launcher itself
+dies (PR_SET_PDEATHSIG), and whatever is left in its process group is killed when it ends: nothing is
+orphaned.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from typing import Optional, Sequence
+
+from . import runlog
+from .exit_codes import ExitCode, LauncherExit, for_signal, from_returncode
+
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:   # runs in the child between fork and exec
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def resolve_command(command: Sequence[str], script: Optional[str], script_args: Sequence[str]) -> list:
+    """The argv to run: `command` as given, or this Python on `script`; a clear exit when it cannot run."""
+    if script:
+        if not os.path.isfile(script):
+            raise LauncherExit(ExitCode.SCRIPT_NOT_FOUND, f"--script {script}: no such file")
+        return [sys.executable, script, *script_args]
+    if not command:
+        raise LauncherExit(ExitCode.BAD_ARGUMENTS, "nothing to run: give --model, --script FILE or -- COMMAND ...")
+    program = command[0]
+    if os.sep in program:
+        if not os.path.exists(program):
+            raise LauncherExit(ExitCode.SCRIPT_NOT_FOUND, f"{program}: no such file")
+        if os.path.isdir(program) or not os.access(program, os.X_OK):
+            raise LauncherExit(ExitCode.SCRIPT_NOT_EXECUTABLE, f"{program}: not executable")
+    elif shutil.which(program) is None:
+        raise LauncherExit(ExitCode.SCRIPT_NOT_FOUND, f"{program}: command not found on PATH")
+    return list(command)
+
+
+def _kill_group(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_command(argv: Sequence[str], grace_seconds: float) -> int:
+    """Runs `argv` to completion, forwarding signals; returns the exit code for the launcher."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    stopping: dict = {}
+
+    try:
+        child = subprocess.Popen(list(argv), env=env, start_new_session=True, preexec_fn=_die_with_parent)
+    except FileNotFoundError as e:
+        raise LauncherExit(ExitCode.SCRIPT_NOT_FOUND, f"{argv[0]}: {e.strerror}") from None
+    except PermissionError as e:
+        raise LauncherExit(ExitCode.SCRIPT_NOT_EXECUTABLE, f"{argv[0]}: {e.strerror}") from None
+    except OSError as e:
+        raise LauncherExit(ExitCode.SCRIPT_NOT_EXECUTABLE, f"{argv[0]}: cannot execute ({e})") from None
+    pgid = child.pid
+    runlog.log("script_started", " ".join(argv), pid=child.pid)
+
+    def forward(signum, frame):
+        _kill_group(pgid, signum)
+        if signum in STOPPING_SIGNALS and "signum" not in stopping:
+            stopping["signum"] = signum
+            stopping["deadline"] = time.monotonic() + grace_seconds
+            runlog.log("signal", f"forwarded {signal.Signals(signum).name} to the script; "
+                                 f"killing it after {grace_seconds:g} s", signal=signal.Signals(signum).name)
+
+    previous = {s: signal.signal(s, forward) for s in FORWARDED_SIGNALS}
+    try:
+        while True:   # wait() retries after a signal handler ran, so poll to notice the grace deadline
+            try:
+                returncode = child.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if "deadline" in stopping and time.monotonic() >= stopping["deadline"]:
+                runlog.log("grace_expired", f"the script outlived the {grace_seconds:g} s grace period: killed")
+                _kill_group(pgid, signal.SIGKILL)
+                child.wait()
+                return for_signal(stopping["signum"])
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        _kill_group(pgid, signal.SIGKILL)   # leftovers of the script's process group
+    code = from_returncode(returncode)
+    runlog.log("script_exited", f"the script exited with {code}", exit_code=code)
+    return code

@@ -1,0 +1,111 @@
+"""The built-in roles' Prometheus endpoint: the one place the launcher touches `tensorfleet.metrics`.
+
+Beside every role (cli.py starts it before the role, stops it after). `Telemetry.start()` builds the
+trainer's series (`tensorfleet.metrics.TrainerMetrics`, the contract table in docs/metrics.md, labelled
+`job_name`/`replica_type`/`replica_index` from TF_CONFIG and the pod's environment) and serves
+`/metrics` on `TENSORFLEET_METRICS_PORT` (default 9100; `--metrics-port` overrides, 0 picks a free
+port, -1 turns the endpoint off). The roles report through the small methods below and never see
+prometheus_client.
+
+Where this tensorfleet build has no `TrainerMetrics` yet, the endpoint serves the executor's series
+only and says so once in the log.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping, Optional
+
+from . import runlog
+from .exit_codes import ExitCode, LauncherExit
+
+DEFAULT_METRICS_PORT = 9100
+METRICS_PORT_ENV = "TENSORFLEET_METRICS_PORT"
+
+
+def metrics_port_from(environ: Mapping[str, str], flag: Optional[int]) -> int:
+    """--metrics-port, else TENSORFLEET_METRICS_PORT, else 9100; a bad value exits BAD_ARGUMENTS."""
+    if flag is not None:
+        port, where = flag, "--metrics-port"
+    else:
+        raw = environ.get(METRICS_PORT_ENV, "").strip()
+        if not raw:
+            return DEFAULT_METRICS_PORT
+        if not raw.lstrip("-").isdigit():
+            raise LauncherExit(ExitCode.BAD_ARGUMENTS, f"{METRICS_PORT_ENV} must be a port number, got {raw!r}")
+        port, where = int(raw), METRICS_PORT_ENV
+    if not -1 <= port <= 65535:
+        raise LauncherExit(ExitCode.BAD_ARGUMENTS, f"{where} must be -1 (off), 0 (any) or 1-65535, got {port}")
+    return port
+
+
+class Telemetry:
+    """Trainer series for one task; every method is a no-op when the endpoint is off."""
+
+    def __init__(self, role: str, index: int, port: int, address: str = "0.0.0.0",
+                 environ: Optional[Mapping[str, str]] = None):
+        self.role, self.index, self.port, self.address = role, index, port, address
+        self.environ = os.environ if environ is None else environ
+        self.metrics: Any = None     # tensorfleet.metrics.TrainerMetrics when available
+        self.bound_port: Optional[int] = None
+        self._server: Any = None
+
+    def start(self) -> "Telemetry":
+        if self.port < 0:
+            return self
+        from prometheus_client import CollectorRegistry, start_http_server
+        from tensorfleet import metrics
+
+        tf_metrics: Any = metrics
+
+        if hasattr(tf_metrics, "TrainerMetrics"):
+            labels = tf_metrics.replica_labels(self.environ)
+            labels.update(replica_type=self.role, replica_index=str(self.index))
+            self.metrics = tf_metrics.TrainerMetrics(labels["job_name"], self.role, self.index)
+            registry = self.metrics.registry
+        else:
+            registry = CollectorRegistry(auto_describe=True)
+            tf_metrics.register_executor_metrics(registry)
+            runlog.log("metrics_partial", "this tensorfleet has no TrainerMetrics: serving executor series only")
+        try:
+            self._server, _ = start_http_server(self.port, addr=self.address, registry=registry)
+        except OSError as e:
+            raise LauncherExit(ExitCode.BAD_ARGUMENTS,
+                               f"cannot serve /metrics on {self.address}:{self.port}: {e.strerror or e}") from None
+        self.bound_port = self._server.server_address[1]
+        runlog.log("metrics_serving", f"/metrics on {self.address}:{self.bound_port}", port=self.bound_port)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    # --- what the roles report ---------------------------------------------------------------------
+    def step(self, seconds: float, examples: int, loss: Optional[float], global_step: Optional[int]) -> None:
+        if self.metrics is not None:
+            self.metrics.record_step(seconds, examples=examples, loss=loss, global_step=global_step)
+
+    def rates(self, steps_per_second: float, examples_per_second: float) -> None:
+        if self.metrics is not None:
+            self.metrics.set_rates(steps_per_second, examples_per_second)
+
+    def target_steps(self, steps: int) -> None:
+        if self.metrics is not None:
+            self.metrics.set_target_steps(steps)
+
+    def global_step(self, step: int) -> None:
+        if self.metrics is not None:
+            self.metrics.set_global_step(step)
+
+    def loss(self, value: float) -> None:
+        if self.metrics is not None:
+            self.metrics.set_loss(value)
+
+    def ps_variable_bytes(self, nbytes: int) -> None:
+        if self.metrics is not None:
+            self.metrics.set_ps_variable_bytes(nbytes)
+
+    def checkpoint(self, seconds: float, when: float) -> None:
+        if self.metrics is not None:
+            self.metrics.record_checkpoint(seconds, when)
