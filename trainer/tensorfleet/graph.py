@@ -198,7 +198,8 @@ class Operation:
                 "input": [t.name for t in self._inputs] + ["^" + c.name for c in self._control_inputs]}
 
     def _set_device(self, device) -> None:
-        self._device = device.to_string() if isinstance(device, DeviceSpec) else DeviceSpec.from_string(device).to_string()
+        spec = device if isinstance(device, DeviceSpec) else DeviceSpec.from_string(device)
+        self._device = spec.to_string()
 
     def _add_control_input(self, op: "Operation") -> None:
         if op not in self._control_inputs:
@@ -490,8 +491,9 @@ class Graph:
         conv = getattr(obj, "_as_graph_element", None)
         if conv is not None:
             return self.as_graph_element(conv(), allow_tensor, allow_operation)
-        raise TypeError(f"Can not convert a {type(obj).__name__} into a "
-                        f"{'Tensor or Operation' if allow_tensor and allow_operation else 'Tensor' if allow_tensor else 'Operation'}.")
+        wanted = ('Tensor or Operation' if allow_tensor and allow_operation
+                  else 'Tensor' if allow_tensor else 'Operation')
+        raise TypeError(f"Can not convert a {type(obj).__name__} into a {wanted}.")
 
     # -- collections ----------------------------------------------------------
     def add_to_collection(self, name: str, value) -> None:
