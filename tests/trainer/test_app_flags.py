@@ -87,7 +87,7 @@ def test_duplicate_definition_attribute_set_and_unknown_attribute(fv):
     fv.batch_size = 7
     assert fv.batch_size == 7
     with pytest.raises(AttributeError):
-        fv.not_defined
+        _ = fv.not_defined
     with pytest.raises(flags_mod.UnrecognizedFlagError):
         fv.not_defined = 1
     assert set(fv.__flags) == set(fv.flag_values_dict())  # old TF1 idiom FLAGS.__flags

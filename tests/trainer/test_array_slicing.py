@@ -72,7 +72,7 @@ def test_gather_axes_repeated_indices_and_errors():
         ref = np.take(X, idx, axis=axis)
         assert out.shape.as_list() == list(ref.shape) and out.op.type == "GatherV2"
         np.testing.assert_array_equal(run(out), ref)
-        check_gradients(lambda x: tf.gather(x, idx, axis=axis), [X])
+        check_gradients(lambda x, axis=axis: tf.gather(x, idx, axis=axis), [X])
     p = tf.constant([1.0, 2.0, 3.0])
     g, = tf.gradients(tf.reduce_sum(tf.gather(p, [0, 0, 2, 0])), [p])
     np.testing.assert_array_equal(run(g), [3, 0, 1])

@@ -38,7 +38,7 @@ def _fd_check(loss_fn, arrays, eps=1e-6, max_entries=None, seed=0):
 @pytest.mark.parametrize("sizes", [(7, 5, 3), (6, 5, 4, 3)])
 def test_mlp_gradients_match_finite_differences(sizes):
     params = baselines.init_mlp_params(sizes, seed=1, dtype=np.float64)
-    for w, b in params:  # non-zero biases so their gradients are exercised
+    for _, b in params:  # non-zero biases so their gradients are exercised
         b += np.random.RandomState(2).standard_normal(b.shape) * 0.1
     (x, y), = baselines.make_batches(4, 1, (sizes[0],), sizes[-1], seed=3,
                                      dtype=np.float64)

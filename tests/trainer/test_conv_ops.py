@@ -88,7 +88,8 @@ def test_conv2d_tf_reference_values_and_shapes():
         (7, 3, 2, "VALID"): 3, (7, 3, 2, "SAME"): 4, (8, 3, 3, "SAME"): 3, (8, 3, 3, "VALID"): 2,
     }
     for (h, k, s, p), want in shapes.items():
-        t = tf.nn.conv2d(tf.placeholder(tf.float32, [None, h, h, 2]), np.zeros((k, k, 2, 5), np.float32), [1, s, s, 1], p)
+        t = tf.nn.conv2d(tf.placeholder(tf.float32, [None, h, h, 2]), np.zeros((k, k, 2, 5), np.float32),
+                         [1, s, s, 1], p)
         assert t.shape.as_list() == [None, want, want, 5], (h, k, s, p)
 
 

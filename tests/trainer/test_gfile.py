@@ -24,7 +24,8 @@ def test_directories_exists_list_and_delete(tmp_path):
         tf.gfile.MkDir(str(tmp_path / "no" / "parent"))
     with pytest.raises(tf.errors.NotFoundError):
         tf.gfile.ListDirectory(str(tmp_path / "missing"))
-    walked = [(os.path.relpath(top, tmp_path), sorted(dirs), files) for top, dirs, files in tf.gfile.Walk(str(tmp_path))]
+    walked = [(os.path.relpath(top, tmp_path), sorted(dirs), files)
+              for top, dirs, files in tf.gfile.Walk(str(tmp_path))]
     assert walked == [(".", ["a"], []), ("a", ["b"], []), ("a/b", ["c"], []), ("a/b/c", [], ["f.txt"])]
     tf.gfile.DeleteRecursively(str(tmp_path / "a"))
     assert not os.path.exists(tmp_path / "a")

@@ -224,7 +224,7 @@ def test_add_n_accumulate_n_and_matmul_transposes():
     np.testing.assert_allclose(run(tf.accumulate_n([tf.constant(a), tf.constant(b), tf.constant(a)])), 2 * a + b)
     for ta in (False, True):
         for tb in (False, True):
-            check_gradients(lambda x, y: tf.matmul(x, y, transpose_a=ta, transpose_b=tb),
+            check_gradients(lambda x, y, ta=ta, tb=tb: tf.matmul(x, y, transpose_a=ta, transpose_b=tb),
                             [a.T if ta else a, b if tb else b.T])
 
 

@@ -57,7 +57,7 @@ def test_softmax_family_axes_rank3_and_gradients(fn, ref):
         out = run(fn(tf.constant(x.astype(np.float32)), axis=axis))
         assert out.dtype == np.float32
         np.testing.assert_allclose(out, ref(x, -1 if axis is None else axis), rtol=1e-5, atol=1e-6)
-        check_gradients(lambda t: fn(t, axis=axis), [x])
+        check_gradients(lambda t, axis=axis: fn(t, axis=axis), [x])
     # large logits do not overflow (log-sum-exp)
     big = np.array([[1000.0, 1001.0, 999.0]], np.float32)
     np.testing.assert_allclose(run(fn(big)), ref(big.astype(np.float64), -1), rtol=1e-5)

@@ -237,7 +237,8 @@ FORWARD_ONLY = {
                   "test_array_ops.py::test_fill_zeros_ones_like_and_shape_ops"),
     # tf1 extra ops
     "Assert": ("no outputs: a run-time check", "test_tf1_extra_ops.py::test_binary_and_sign_asserts_and_summarize"),
-    "ScatterUpdate": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
+    "ScatterUpdate": ("stateful variable write",
+                      "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
     "ScatterAdd": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
     "ScatterSub": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
     "SequenceMask": (_BOOL, "test_tf1_extra_ops.py::test_sequence_mask_matches_numpy"),

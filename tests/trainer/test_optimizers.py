@@ -219,7 +219,7 @@ def test_minimize_with_global_step_increments_after_update():
     assert train in tf.get_collection(tf.GraphKeys.TRAIN_OP)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        for i in range(3):
+        for _ in range(3):
             sess.run(train)
         assert tf.train.global_step(sess, gs) == 3
         assert sess.run(gs).dtype == np.int64

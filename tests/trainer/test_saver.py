@@ -24,7 +24,7 @@ def _build(values=VALUES):
 
 
 def _assign_all(sess, vs, fn):
-    for k, v in vs.items():
+    for v in vs.values():
         cur = sess.run(v)
         sess.run(tf.assign(v, fn(cur)))
 

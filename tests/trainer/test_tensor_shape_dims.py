@@ -35,7 +35,7 @@ def test_unknown_dims_stay_none():
     assert x.get_shape()[0] is None
     assert tf.placeholder(tf.float32).get_shape()[0] is None
     with pytest.raises(AttributeError):
-        x.get_shape()[0].value  # TF1 gives None here; we keep `is None` semantics instead
+        _ = x.get_shape()[0].value  # TF1 gives None here; we keep `is None` semantics instead
 
 
 def test_dims_list_keeps_dimension_objects_and_slices_stay_shapes():

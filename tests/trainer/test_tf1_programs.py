@@ -32,7 +32,7 @@ def test_linear_regression_recovers_slope_and_intercept():
     losses = []
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        for step in range(400):
+        for _ in range(400):
             _, l = sess.run([train, loss], feed_dict={X: x_data, Y: y_data})
             losses.append(l)
         w_val, b_val = sess.run([W, b])

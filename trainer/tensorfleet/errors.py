@@ -69,7 +69,8 @@ AlreadyExistsError = _make("AlreadyExistsError", ALREADY_EXISTS, "An entity alre
 PermissionDeniedError = _make("PermissionDeniedError", PERMISSION_DENIED, "Permission denied.")
 UnauthenticatedError = _make("UnauthenticatedError", UNAUTHENTICATED, "Missing or wrong credentials.")
 ResourceExhaustedError = _make("ResourceExhaustedError", RESOURCE_EXHAUSTED, "A resource (memory, quota) ran out.")
-FailedPreconditionError = _make("FailedPreconditionError", FAILED_PRECONDITION, "The system is not in a state to run the op (e.g. an uninitialized variable).")
+FailedPreconditionError = _make("FailedPreconditionError", FAILED_PRECONDITION,
+                                "The system is not in a state to run the op (e.g. an uninitialized variable).")
 AbortedError = _make("AbortedError", ABORTED, "The operation was aborted.")
 OutOfRangeError = _make("OutOfRangeError", OUT_OF_RANGE, "Iterated past the valid range.")
 UnimplementedError = _make("UnimplementedError", UNIMPLEMENTED, "Not implemented.")

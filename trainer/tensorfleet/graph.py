@@ -4,6 +4,8 @@ Flow: op functions in `ops/` call `Graph.create_op`, which applies the current
 name scope, control dependencies, device scopes and colocation, then runs the
 op type's shape function from `op_registry`. `autodiff` walks these objects
 backwards; the executor prunes and runs them. Nothing here executes anything.
+`GraphKeys` (graph_keys.py, re-exported here) and the device placement of new ops
+(device_scope.py) sit beside this module.
 """
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ import threading
 from typing import Any, Callable, Iterable, Optional
 
 from . import dtypes as _dtypes
+from .device_scope import DeviceScope, place_new_op
 from .device_spec import DeviceSpec
+from .graph_keys import GraphKeys  # noqa: F401  (re-export: every module imports it from here)
 from .op_registry import get_op_def
 from .tensor_shape import TensorShape, as_shape
 
@@ -28,28 +32,6 @@ def get_default_session():
 
 _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\-/>]*$")
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
-
-
-class GraphKeys:
-    """Standard collection names (TF's `tf.GraphKeys`)."""
-
-    GLOBAL_VARIABLES = "variables"
-    LOCAL_VARIABLES = "local_variables"
-    MODEL_VARIABLES = "model_variables"
-    TRAINABLE_VARIABLES = "trainable_variables"
-    GLOBAL_STEP = "global_step"
-    UPDATE_OPS = "update_ops"
-    MOVING_AVERAGE_VARIABLES = "moving_average_variables"
-    LOSSES = "losses"
-    REGULARIZATION_LOSSES = "regularization_losses"
-    SUMMARIES = "summaries"
-    SAVERS = "savers"
-    INIT_OP = "init_op"
-    LOCAL_INIT_OP = "local_init_op"
-    READY_OP = "ready_op"
-    QUEUE_RUNNERS = "queue_runners"
-    TRAIN_OP = "train_op"
-    VARIABLES = GLOBAL_VARIABLES
 
 
 class Tensor:
@@ -198,7 +180,8 @@ class Operation:
                 "input": [t.name for t in self._inputs] + ["^" + c.name for c in self._control_inputs]}
 
     def _set_device(self, device) -> None:
-        self._device = device.to_string() if isinstance(device, DeviceSpec) else DeviceSpec.from_string(device).to_string()
+        spec = device if isinstance(device, DeviceSpec) else DeviceSpec.from_string(device)
+        self._device = spec.to_string()
 
     def _add_control_input(self, op: "Operation") -> None:
         if op not in self._control_inputs:
@@ -233,27 +216,6 @@ def _shape_text(shape: TensorShape) -> str:
     return "[" + ",".join("?" if d is None else str(d) for d in shape.as_tuple()) + "]"
 
 
-class _DeviceScope:
-    """One entry of the device stack: a merge spec, a user function, or a reset (None)."""
-
-    __slots__ = ("spec", "function")
-
-    def __init__(self, device_name_or_function):
-        self.spec = None
-        self.function = None
-        if callable(device_name_or_function):
-            self.function = device_name_or_function
-        elif device_name_or_function is not None:
-            self.spec = DeviceSpec.from_string(device_name_or_function)
-
-    def apply(self, op: Operation) -> str:
-        if self.function is not None:
-            result = self.function(op)
-            return result.to_string() if isinstance(result, DeviceSpec) else (result or "")
-        # Fields already set by inner scopes win over this (outer) scope.
-        return self.spec.make_merged_spec(DeviceSpec.from_string(op.device)).to_string()
-
-
 class Graph:
     """A TF1 dataflow graph. Thread-safe for op creation."""
 
@@ -264,7 +226,7 @@ class Graph:
         self._names_in_use: dict[str, int] = {}
         self._name_stack = ""
         self._control_dependencies_stack: list[list[Operation]] = []
-        self._device_stack: list[_DeviceScope] = []
+        self._device_stack: list[DeviceScope] = []
         self._colocation_stack: list[Operation] = []
         self._collections: dict[str, list] = {}
         self._finalized = False
@@ -289,7 +251,7 @@ class Graph:
             controls = self._current_control_inputs(inputs)
             op = Operation(self, op_type, name, inputs, controls, attrs or {}, self._last_id)
             op._infer_outputs()
-            self._apply_colocation_and_device(op)
+            place_new_op(op, self._colocation_stack, self._device_stack)
             self._ops.append(op)
             self._ops_by_name[name] = op
             for t in inputs:
@@ -315,21 +277,6 @@ class Graph:
                 if c not in input_ops and c not in out:
                     out.append(c)
         return out
-
-    def _apply_colocation_and_device(self, op: Operation) -> None:
-        if self._colocation_stack:
-            groups = []
-            for target in self._colocation_stack:
-                for g in target.colocation_groups():
-                    if g not in groups:
-                        groups.append(g)
-            op._colocation_groups = groups
-            op._device = self._colocation_stack[-1].device
-            return
-        for scope in reversed(self._device_stack):  # innermost first
-            if scope.spec is None and scope.function is None:
-                break  # tf.device(None) hides outer scopes
-            op._device = DeviceSpec.from_string(scope.apply(op)).to_string()
 
     def _check_not_finalized(self) -> None:
         if self._finalized:
@@ -414,7 +361,7 @@ class Graph:
     @contextlib.contextmanager
     def device(self, device_name_or_function):
         """Device scope: a name (merged field by field), a function(op) -> name, or None."""
-        self._device_stack.append(_DeviceScope(device_name_or_function))
+        self._device_stack.append(DeviceScope(device_name_or_function))
         try:
             yield
         finally:
@@ -490,8 +437,9 @@ class Graph:
         conv = getattr(obj, "_as_graph_element", None)
         if conv is not None:
             return self.as_graph_element(conv(), allow_tensor, allow_operation)
-        raise TypeError(f"Can not convert a {type(obj).__name__} into a "
-                        f"{'Tensor or Operation' if allow_tensor and allow_operation else 'Tensor' if allow_tensor else 'Operation'}.")
+        wanted = ('Tensor or Operation' if allow_tensor and allow_operation
+                  else 'Tensor' if allow_tensor else 'Operation')
+        raise TypeError(f"Can not convert a {type(obj).__name__} into a {wanted}.")
 
     # -- collections ----------------------------------------------------------
     def add_to_collection(self, name: str, value) -> None:

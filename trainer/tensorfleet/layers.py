@@ -10,7 +10,8 @@ when `ops/init_ops` has it, else an nn-private uniform op seeded by TF1's graph/
 """
 from __future__ import annotations
 
-__all__ = ["Dense", "dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout", "batch_normalization"]
+__all__ = ["Dense", "dense", "conv2d", "max_pooling2d", "average_pooling2d", "flatten", "dropout",
+           "batch_normalization"]
 
 
 import numpy as np
@@ -232,8 +233,8 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_f
         out = conv_ops.conv2d(x, kernel, strides=list(strides), padding=_tf_padding(padding), data_format=fmt,
                               dilations=list(dilations))
         if use_bias:
-            bias = _weight("bias", [int(filters)], x.dtype, bias_initializer or init_ops.zeros_initializer(), trainable, bias_regularizer,
-                           bias_constraint)
+            bias = _weight("bias", [int(filters)], x.dtype, bias_initializer or init_ops.zeros_initializer(),
+                           trainable, bias_regularizer, bias_constraint)
             out = nn_impl.bias_add(out, bias, data_format=fmt)
         return _activity_regularize(_activate(out, activation), activity_regularizer)
 

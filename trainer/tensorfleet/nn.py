@@ -1,4 +1,7 @@
-"""`tf.nn`: neural-network ops (TF 1.15 names), re-exported from ops/nn_ops, ops/nn_impl, ops/nn_composite and ops/conv_ops."""
+"""`tf.nn`: neural-network ops (TF 1.15 names).
+
+Re-exported from ops/nn_ops, ops/nn_impl, ops/nn_composite and ops/conv_ops.
+"""
 from .ops.conv_ops import *  # noqa: F401,F403
 from .ops.nn_impl import *  # noqa: F401,F403
 from .ops.nn_composite import *  # noqa: F401,F403

@@ -39,14 +39,14 @@ def _uploading(fn, upload: tuple, xp):
     last: dict = {}
 
     def uploaded(ctx, *args):
-        args = list(args)
+        device_args = list(args)
         for k in upload:
-            host = args[k]
+            host = device_args[k]
             cached = last.get(k)
             if cached is None or cached[0] is not host:
                 cached = last[k] = (host, xp.asarray(host))
-            args[k] = cached[1]
-        return fn(ctx, *args)
+            device_args[k] = cached[1]
+        return fn(ctx, *device_args)
 
     return uploaded
 

@@ -4,7 +4,8 @@ Sits in `ops/` (wrappers + shape functions + gradients), below the reductions, c
 and clipping built on it; kernels in `kernels/math_kernels.py` and `kernels/core_kernels.py`.
 Each op: wrapper with TF's signature and default name, shape function, gradient. Broadcasting
 gradients are reduced back to the input's shape with `sum_to_shape_of`; reductions re-expand
-with `reduction_grad`. `math_ops` re-exports this module with the others (as TF's math_ops).
+with `reduction_grad` (both in broadcast_grad_ops.py, re-exported here). `math_ops` re-exports
+this module with the others (as TF's math_ops).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ __all__ = ["add", "subtract", "multiply", "sub", "mul", "divide", "truediv", "di
            "saturate_cast"]
 
 import builtins as _builtins
-from typing import Optional
 
 import numpy as np
 
@@ -25,84 +25,9 @@ from ..graph import Tensor
 from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, binary_inputs, broadcast_binary, convert_to_tensor,
                      is_tensor_like, make_tensor, register_gradient, register_op)
-from .array_ops import shape as _shape
+from .broadcast_grad_ops import (_pair_sums, broadcast_like, reduction_grad,  # noqa: F401  (re-exports)
+                                 sum_to_shape_of)
 from .linalg_ops import batch_matmul
-
-
-# -- broadcasting helpers -----------------------------------------------------
-register_op("SumToShapeOf", lambda op: [(op.inputs[0].dtype, op.get_attr("like_shape"))])
-
-
-def sum_to_shape_of(grad: Tensor, like: Tensor, other: Optional[Tensor] = None) -> Tensor:
-    """Sums `grad` over broadcast axes so it takes `like`'s (runtime) shape.
-
-    `grad` has the shape of a binary op's result, broadcast(like, other); pass
-    `other` (the op's other operand) to let static shapes prove there is nothing
-    to sum (Grappler's job in TF). Also skipped when both static shapes are fully
-    defined and equal. The op reads only `tf.shape(like)` (a constant when known
-    statically), as TF's BroadcastGradientArgs does, so `like`'s buffer is not
-    kept alive for it.
-    """
-    if grad.shape.is_fully_defined() and like.shape.is_fully_defined() and grad.shape == like.shape:
-        return grad
-    if other is not None and _broadcast_keeps_shape(like.shape, other.shape):
-        return grad
-
-    return make_tensor("SumToShapeOf", [grad, _shape(like)], {"like_shape": like.shape}, name="SumToShapeOf")
-
-
-def _broadcast_keeps_shape(x, y) -> bool:
-    """True when broadcast(x, y) has x's shape for every runtime shape these static shapes admit.
-
-    Holds when y's rank is at most x's and each of y's dims is statically 1 or
-    lines up with a known dim of x other than 1 (a valid broadcast then keeps
-    x's dim; e.g. [None, 256] + [256], a dense layer's bias add).
-    """
-    if x.ndims is None or y.ndims is None or y.ndims > x.ndims:
-        return False
-    xs, ys = x.as_tuple(), y.as_tuple()
-    for xd, yd in zip(xs[len(xs) - len(ys):], ys):
-        if yd == 1 or (xd is not None and xd != 1):
-            continue
-        return False
-    return True
-
-
-def _pair_sums(gx: Tensor, gy: Tensor, x: Tensor, y: Tensor) -> list:
-    """[gx summed to x's shape, gy summed to y's shape] for a broadcasting binary op x (op) y."""
-    return [sum_to_shape_of(gx, x, y), sum_to_shape_of(gy, y, x)]
-
-
-@register_gradient("SumToShapeOf")
-def _sum_to_shape_of_grad(op, grad):
-    return [broadcast_like(grad, op.inputs[0]), None]
-
-
-register_op("BroadcastLike", lambda op: [(op.inputs[0].dtype, op.inputs[1].shape)])
-
-
-def broadcast_like(x: Tensor, like: Tensor) -> Tensor:
-    """Broadcasts `x` to `like`'s runtime shape (the adjoint of sum_to_shape_of)."""
-    return make_tensor("BroadcastLike", [x, like], name="BroadcastLike")
-
-
-@register_gradient("BroadcastLike")
-def _broadcast_like_grad(op, grad):
-    return [sum_to_shape_of(grad, op.inputs[0]), None]
-
-
-register_op("ReductionGrad", lambda op: [(op.inputs[0].dtype, op.inputs[1].shape)])
-
-
-def reduction_grad(grad: Tensor, like: Tensor, axis, keepdims: bool) -> Tensor:
-    """Re-inserts the reduced `axis` of `grad` (unless keepdims) and broadcasts it to `like`'s shape."""
-    return make_tensor("ReductionGrad", [grad, like], {"axis": axis, "keepdims": keepdims}, name="ReductionGrad")
-
-
-@register_gradient("ReductionGrad")
-def _reduction_grad_grad(op, grad):
-    return [make_tensor("Sum", [grad], {"axis": op.get_attr("axis"), "keepdims": op.get_attr("keepdims")},
-                        name="Sum"), None]
 
 
 # -- elementwise binary -------------------------------------------------------

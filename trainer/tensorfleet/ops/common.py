@@ -17,7 +17,8 @@ from ..op_registry import NotDifferentiable, register_gradient, register_op  # n
 from ..tensor_shape import TensorShape, as_shape, unknown_shape
 
 __all__ = [
-    "make_op", "make_tensor", "binary_inputs", "is_tensor_like", "unchanged_shape", "broadcast_shape", "broadcast_binary",
+    "make_op", "make_tensor", "binary_inputs", "is_tensor_like", "unchanged_shape", "broadcast_shape",
+    "broadcast_binary",
     "scalar_shape", "static_value", "register_op", "register_gradient", "NotDifferentiable",
     "convert_to_tensor", "TensorShape", "unknown_shape", "as_shape", "reduced_shape",
 ]

@@ -128,7 +128,8 @@ register_op("Dropout", _dropout_shape, stateful=True)
 
 
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
-    """`tf.nn.dropout` (TF1 signature): keeps each element with probability keep_prob (= 1 - rate), scaled by 1/keep_prob.
+    """`tf.nn.dropout` (TF1 signature): keeps each element with probability keep_prob (= 1 - rate),
+    scaled by 1/keep_prob.
 
     `keep_prob`/`rate` may be a float or a scalar Tensor (e.g. a placeholder); `noise_shape`
     must be static (None entries take x's runtime dim); seeding follows TF1's seed rule.

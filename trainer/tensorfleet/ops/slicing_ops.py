@@ -292,7 +292,7 @@ def _pad_shape(op):
     dims = x.shape.as_tuple()
     if op.type == "MirrorPad":
         off = 0 if op.get_attr("mode") == "reflect" else 1
-        for i, ((a, b), d) in enumerate(zip(pads, dims)):
+        for (a, b), d in zip(pads, dims):
             if d is not None and (a > d - 1 + off or b > d - 1 + off):
                 raise ValueError(f"paddings must be less than{'' if off == 0 else ' or equal to'} the dimension "
                                  f"size: {a}, {b} not less than {d}")

@@ -8,7 +8,11 @@ colocated with it, so the placer keeps a variable and its updates together.
 
 from __future__ import annotations
 
-__all__ = ["Variable", "assign", "assign_add", "assign_sub", "is_variable_initialized", "global_variables", "all_variables", "local_variables", "trainable_variables", "model_variables", "variables_initializer", "global_variables_initializer", "local_variables_initializer", "initialize_all_variables"]
+__all__ = [
+    "Variable", "assign", "assign_add", "assign_sub", "is_variable_initialized", "global_variables",
+    "all_variables", "local_variables", "trainable_variables", "model_variables", "variables_initializer",
+    "global_variables_initializer", "local_variables_initializer", "initialize_all_variables",
+]
 
 from typing import Optional
 
@@ -30,7 +34,8 @@ def _assign_shape(op):
     value = op.inputs[0]
     shape = var.outputs[0].shape
     if op.get_attr("validate_shape") and not value.shape.is_compatible_with(shape):
-        raise ValueError(f"Shapes must be equal rank, but are {len(value.shape) if value.shape.ndims is not None else '?'} "
+        value_rank = len(value.shape) if value.shape.ndims is not None else '?'
+        raise ValueError(f"Shapes must be equal rank, but are {value_rank} "
                          f"and {shape.ndims}" if value.shape.ndims != shape.ndims else
                          f"Dimension mismatch: cannot assign value of shape {value.shape} to variable "
                          f"'{var.name}' of shape {shape}")

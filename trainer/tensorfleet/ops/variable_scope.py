@@ -316,6 +316,27 @@ def _get_unique_variable_scope(store: _VariableStore, prefix: str) -> str:
     return f"{prefix}_{idx}"
 
 
+def _apply_scope_overrides(scope: VariableScope, base: VariableScope, *, initializer, regularizer,
+                           caching_device, partitioner, custom_getter, dtype, use_resource, constraint) -> None:
+    """Sets on a freshly opened scope the defaults that `variable_scope` was given explicitly (None = inherit)."""
+    if initializer is not None:
+        scope.set_initializer(initializer)
+    if regularizer is not None:
+        scope.set_regularizer(regularizer)
+    if caching_device is not None:
+        scope.set_caching_device(caching_device)
+    if partitioner is not None:
+        scope.set_partitioner(partitioner)
+    if custom_getter is not None:
+        scope.set_custom_getter(_maybe_wrap_custom_getter(custom_getter, base.custom_getter))
+    if dtype is not None:
+        scope.set_dtype(dtype)
+    if use_resource is not None:
+        scope.set_use_resource(use_resource)
+    if constraint is not None:
+        scope._constraint = constraint
+
+
 @contextlib.contextmanager
 def variable_scope(name_or_scope, default_name=None, values=None, initializer=None, regularizer=None,
                    caching_device=None, partitioner=None, custom_getter=None, reuse=None, dtype=None,
@@ -367,22 +388,10 @@ def variable_scope(name_or_scope, default_name=None, values=None, initializer=No
                                   partitioner=base.partitioner, custom_getter=base.custom_getter,
                                   name_scope=original_ns, dtype=base.dtype, use_resource=base.use_resource,
                                   constraint=base.constraint)
-            if initializer is not None:
-                scope.set_initializer(initializer)
-            if regularizer is not None:
-                scope.set_regularizer(regularizer)
-            if caching_device is not None:
-                scope.set_caching_device(caching_device)
-            if partitioner is not None:
-                scope.set_partitioner(partitioner)
-            if custom_getter is not None:
-                scope.set_custom_getter(_maybe_wrap_custom_getter(custom_getter, base.custom_getter))
-            if dtype is not None:
-                scope.set_dtype(dtype)
-            if use_resource is not None:
-                scope.set_use_resource(use_resource)
-            if constraint is not None:
-                scope._constraint = constraint
+            _apply_scope_overrides(scope, base, initializer=initializer, regularizer=regularizer,
+                                   caching_device=caching_device, partitioner=partitioner,
+                                   custom_getter=custom_getter, dtype=dtype, use_resource=use_resource,
+                                   constraint=constraint)
             store.open_variable_scope(new_name)
             store.current_scope = scope
             try:

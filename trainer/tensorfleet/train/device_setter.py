@@ -2,7 +2,7 @@
 
 Used by between-graph replicated scripts as `with tf.device(replica_device_setter(...))`.
 The graph applies device functions innermost scope first, each merging into the op's
-device so far (`graph._DeviceScope`), exactly as TF 1.15 does; so inside the setter an
+device so far (`device_scope.place_new_op`), exactly as TF 1.15 does; so inside the setter an
 op under `/gpu:1` lands on `/job:worker/device:GPU:1`, under a further `/task:1` on
 `/job:worker/task:1/device:GPU:1`, and a variable under an explicit `/job:ps/task:1`
 stays there. TF 1.15's code (python/training/device_setter.py), with

@@ -1,0 +1,80 @@
+"""The gRPC side of `tf.train.Server`: one generic handler serving the master and worker services.
+
+Sits between grpc-python and `server._Methods`: `Server._start_grpc` registers a `GrpcHandler`,
+which takes every call as raw bytes, checks the job token (UNAUTHENTICATED otherwise), joins
+streamed chunks (`wire`), dispatches to the method table and maps any error to its gRPC status
+(`rpc_errors`), so a malformed request is answered INVALID_ARGUMENT and the server keeps serving.
+The bulk port (server.py) carries the same calls as raw frames.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from . import rpc_errors, wire
+from .client import TOKEN_METADATA, _attach
+from .protos import service_pb2
+
+if TYPE_CHECKING:
+    from .server import Server
+
+
+class GrpcHandler(grpc.GenericRpcHandler):
+    """Serves both services from raw bytes, so malformed requests get INVALID_ARGUMENT, not INTERNAL."""
+
+    def __init__(self, server: Server):
+        self._server = server
+        methods = server._methods
+        self._handlers = {}
+        for name in methods.table:
+            path = f"/tensorfleet.rpc.{name}"
+            if name in methods.streaming:
+                self._handlers[path] = grpc.stream_stream_rpc_method_handler(
+                    self._stream(name), response_serializer=lambda m: m.SerializeToString())
+            else:
+                self._handlers[path] = grpc.unary_unary_rpc_method_handler(
+                    self._unary(name), response_serializer=lambda m: m.SerializeToString())
+
+    def service(self, handler_call_details):
+        return self._handlers.get(handler_call_details.method)
+
+    def _check_token(self, context) -> None:
+        given = dict(context.invocation_metadata()).get(TOKEN_METADATA, "")
+        if not self._server._token_ok(given if isinstance(given, str) else ""):
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong job token")
+
+    def _unary(self, name):
+        def handle(raw, context):
+            self._check_token(context)
+            try:
+                response, _ = self._server._methods.dispatch(name, raw, None, self._server._limits)
+            except Exception as e:  # noqa: BLE001
+                st = rpc_errors.status_of(e)
+                context.abort(rpc_errors.grpc_code(st.code), st.message)
+            return response
+
+        return handle
+
+    def _stream(self, name):
+        limits = self._server._limits
+
+        def handle(raw_iter, context):
+            self._check_token(context)
+            try:
+                chunk_iter = (service_pb2.Chunk.FromString(r) for r in raw_iter)
+                header, payload = wire.join_chunks(chunk_iter, limits, name)
+                response, tensors = self._server._methods.dispatch(name, header.message, payload, limits)
+                metas, parts, size = wire.pack(tensors)
+                if metas:
+                    _attach(response, metas)
+            except DecodeError:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{name}: malformed Chunk")
+            except Exception as e:  # noqa: BLE001
+                st = rpc_errors.status_of(e)
+                context.abort(rpc_errors.grpc_code(st.code), st.message)
+            reply = service_pb2.CallHeader(message=response.SerializeToString(), payload_bytes=size)
+            yield from wire.chunks(reply, parts, limits.chunk_bytes)
+
+        return handle
