@@ -226,3 +226,16 @@ def test_report_uninitialized_variables_names_as_strings():
         assert out.shape == (0,) and out.dtype == object
     with tf.Graph().as_default():
         assert run(tf.report_uninitialized_variables()).shape == (0,)
+
+
+def test_trailing_nul_bytes_survive_constants_and_scalar_feeds():
+    """A serialized proto can end in b'\\x00': TF keeps every byte of a Python bytes value."""
+    blob = b"a\x00\x00"
+    c = tf.constant(blob)
+    listed = tf.constant([b"x\x00", b"y"])
+    p = tf.placeholder(tf.string)
+    with tf.Session() as sess:
+        assert sess.run(c) == blob
+        assert sess.run(listed).tolist() == [b"x\x00", b"y"]
+        assert sess.run(p, {p: np.array(b"b\x00")}) == b"b\x00"
+        assert sess.run(p, {p: b"c\x00"}) == b"c\x00"

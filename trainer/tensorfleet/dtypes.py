@@ -203,7 +203,11 @@ def string_array(value) -> np.ndarray:
     """A feed or constant value as a `tf.string` array: a numpy object array of `bytes` (str is UTF-8 encoded).
 
     Raises TypeError for elements that are not str/bytes, as TF does for e.g. a number fed as a string.
+    A scalar of numpy's fixed-width 'S' type keeps its trailing NUL bytes (its itemsize is its length);
+    in a longer 'S' array they are numpy's padding and are dropped, as numpy itself does.
     """
+    if isinstance(value, (np.ndarray, np.bytes_)) and np.ndim(value) == 0 and np.asarray(value).dtype.kind == "S":
+        return np.array(np.asarray(value).tobytes(), dtype=object)
     raw = np.asarray(value, dtype=object)
     out = np.empty(raw.shape, dtype=object)
     flat_in, flat_out = raw.reshape(-1), out.reshape(-1)

@@ -53,8 +53,8 @@ def _to_numpy(value, dtype):
                             f"'{type(value).__name__}' instead.")
         return np.asarray(value, dtype=npd)
     arr = np.asarray(value)
-    if _is_text(arr):
-        return _dtypes.string_array(arr)
+    if _is_text(arr):  # Python bytes keep their trailing NULs: numpy's fixed-width 'S' arrays would drop them
+        return _dtypes.string_array(arr if isinstance(value, (np.ndarray, np.generic)) else value)
     if arr.dtype.kind in "OUS":
         raise TypeError(f"Failed to convert object of type {type(value).__name__} to Tensor. Contents: {value!r}.")
     if not isinstance(value, (np.ndarray, np.generic)):  # Python values: TF's defaults
