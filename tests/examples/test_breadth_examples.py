@@ -38,3 +38,10 @@ def test_data_pipeline_cnn_learns_digits():
 def test_conv_autoencoder_beats_the_mean_image():
     result = _load("conv_autoencoder").main(["--steps", "200"])
     assert result["test_mse"] < 0.5 * result["baseline_mse"] < result["untrained_mse"]
+
+
+def test_mnist_lstm_learns_with_static_and_dynamic_rnn():
+    # the full run (3000 steps) reaches >= 95% on the 10,000 test images; a few steps already beat chance by far
+    mod = _load("mnist_lstm")
+    assert mod.main(["--steps", "60", "--test-size", "1000"]) >= 0.5
+    assert mod.main(["--steps", "60", "--test-size", "1000", "--rnn", "dynamic"]) >= 0.5

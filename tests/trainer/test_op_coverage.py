@@ -115,6 +115,7 @@ FD_GRADIENT_TESTED = {
     "ReluGrad": "test_gradients_more.py::test_activation_second_derivatives",
     "Reshape": "test_array_ops.py::test_reshape_static_and_gradient",
     "ReshapeLike": "test_gradients_more.py::test_reshape_like_gradient_on_a_partially_known_shape",
+    "ReverseSequence": "test_rnn_loops.py::test_reverse_sequence_forward_gradient_and_errors",
     "ReverseV2": "test_array_slicing.py::test_boolean_mask_and_reverse",
     "Rsqrt": "test_math_ops.py::test_unary_gradients",
     "Select": "test_reduction_ops.py::test_where_select_forms_and_gradient",

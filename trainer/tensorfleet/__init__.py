@@ -54,6 +54,8 @@ from . import datasets  # noqa: E402
 from .platform import tf_logging as logging  # noqa: E402  (tf.logging)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 from .namespaces import sparse, strings  # noqa: E402
+from .rnn_namespaces import contrib  # noqa: E402  (tf.contrib: only tf.contrib.rnn)
+from .ops.reverse_sequence_op import reverse_sequence  # noqa: E402
 from .distributed.namespace import distribute  # noqa: E402  (tf.distribute.Server, .cluster_resolver)
 from . import io  # noqa: E402  (tf.io: TFRecord files)
 from .io import python_io  # noqa: E402
