@@ -264,3 +264,47 @@ def test_dropout_wrapper_variational_recurrent_reuses_one_mask_over_time():
     assert 0 < masks[0][0].sum() < 50
     with pytest.raises(TypeError, match="dtype must be provided"):
         rnn_cell.DropoutWrapper(rnn_cell.BasicRNNCell(2), variational_recurrent=True, output_keep_prob=0.5)
+
+
+def test_dropout_wrapper_keep_prob_placeholder_fed_per_run():
+    keep_prob = tf.placeholder(tf.float64, [])
+    cell = rnn_cell.BasicRNNCell(200)
+    x = tf.constant(np.ones((10, 3)))
+    plain, _ = cell(x, cell.zero_state(10, tf.float64))
+    out, _ = rnn_cell.DropoutWrapper(cell, output_keep_prob=keep_prob)(x, cell.zero_state(10, tf.float64))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        p, full = sess.run([plain, out], {keep_prob: 1.0})
+        half = sess.run(out, {keep_prob: 0.5})
+    np.testing.assert_array_equal(full, p)
+    kept = half != 0
+    assert abs(kept.mean() - 0.5) < 5 * np.sqrt(0.25 / half.size)
+    np.testing.assert_allclose(half[kept], 2 * p[kept], rtol=1e-12)
+
+
+class ScaledRNNCell(rnn_cell.RNNCell):
+    """A user-defined TF1 cell: `call` creates its weight with tf.get_variable (the common pre-Layer style)."""
+
+    def __init__(self, units):
+        super().__init__()
+        self._units = units
+
+    state_size = property(lambda self: self._units)
+    output_size = property(lambda self: self._units)
+
+    def call(self, inputs, state):
+        w = tf.get_variable("w", [inputs.shape[1].value, self._units], dtype=inputs.dtype,
+                            initializer=tf.constant_initializer(0.5))
+        out = tf.tanh(tf.matmul(inputs, w) + state)
+        return out, out
+
+
+def test_user_defined_cell_creates_its_variables_once_under_its_scope():
+    x = np.random.default_rng(8).standard_normal((2, 3, 4))
+    out, state = tf.nn.dynamic_rnn(ScaledRNNCell(2), tf.constant(x), dtype=tf.float64)
+    assert [v.op.name for v in tf.global_variables()] == ["rnn/scaled_rnn_cell/w"]
+    o = _run(out)
+    h = np.zeros((2, 2))
+    for t in range(3):
+        h = np.tanh(x[:, t] @ np.full((4, 2), 0.5) + h)
+        np.testing.assert_allclose(o[:, t], h, rtol=1e-12)

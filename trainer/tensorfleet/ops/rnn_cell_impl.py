@@ -79,7 +79,7 @@ class LSTMStateTuple(_LSTMStateTupleBase):
 
 
 def _snake_case(name: str) -> str:
-    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    s = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
     s = re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
     return "private" + s if s.startswith("_") else s
 
