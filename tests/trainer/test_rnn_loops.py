@@ -329,3 +329,23 @@ def test_lstm_block_cell_is_lstm_cell_under_lstm_cell_names():
                                   peep=(w["w_f_diag"], w["w_i_diag"], w["w_o_diag"]), cell_clip=0.5)
     np.testing.assert_allclose(o, want_o, rtol=1e-12)
     np.testing.assert_allclose(s.c, want_c, rtol=1e-12)
+
+
+def test_state_tuple_fetched_then_fed_back_as_a_feed_key():
+    """The char-rnn idiom: run a chunk, feed its final LSTMStateTuple as the next chunk's initial state (TF's
+    session flattens a tuple feed key against a value of the same structure)."""
+    cell = rnn_cell.MultiRNNCell([rnn_cell.BasicLSTMCell(3), rnn_cell.BasicLSTMCell(2)])
+    x = tf.placeholder(tf.float64, [3, 2, 2])
+    init = cell.zero_state(3, tf.float64)
+    out, final = tf.nn.dynamic_rnn(cell, x, initial_state=init)
+    whole_x = tf.constant(np.concatenate([X[:, :2], X[:, 2:4]], 1))
+    whole_out, whole_final = tf.nn.dynamic_rnn(cell, whole_x, dtype=tf.float64)  # the same cell: same variables
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first_out, state = sess.run([out, final], {x: X[:, :2]})
+        second_out, state2 = sess.run([out, final], {x: X[:, 2:4], init: state})
+        want_out, want_state = sess.run([whole_out, whole_final])
+        with pytest.raises(ValueError, match="Key had 4 elements, but value had 1"):
+            sess.run(out, {x: X[:, :2], init: np.zeros(3)})
+    np.testing.assert_allclose(np.concatenate([first_out, second_out], 1), want_out, rtol=1e-12)
+    np.testing.assert_allclose(state2[1].h, want_state[1].h, rtol=1e-12)

@@ -32,6 +32,28 @@ from .placement import Placer, log_placement
 from .executor.thread_pools import IntraOpThreads, pools_for_session
 
 
+def _flatten_leaves(x) -> list:
+    if isinstance(x, (tuple, list)):
+        return [leaf for item in x for leaf in _flatten_leaves(item)]
+    return [x]
+
+
+def _flatten_tuple_feeds(feed_dict) -> dict:
+    """TF's nest.flatten_dict_items: a (nested) tuple key, e.g. an RNN's LSTMStateTuple, feeds each of its tensors
+    from the value of the same structure."""
+    flat: dict = {}
+    for key, value in feed_dict.items():
+        keys, values = (_flatten_leaves(key), _flatten_leaves(value)) if isinstance(key, tuple) else ([key], [value])
+        if len(keys) != len(values):
+            raise ValueError(f"Could not flatten dictionary. Key had {len(keys)} elements, but value had "
+                             f"{len(values)} elements. Key: {keys}, value: {values}.")
+        for k, v in zip(keys, values):
+            if k in flat:
+                raise ValueError(f"Could not flatten dictionary: key {k} is not unique.")
+            flat[k] = v
+    return flat
+
+
 class _FetchMapper:
     """Flattens nested fetches (lists, tuples, namedtuples, dicts) and rebuilds results."""
 
@@ -297,6 +319,8 @@ class BaseSession:
     def _feeds(self, feed_dict):
         if not feed_dict:
             return [], []
+        if any(isinstance(k, tuple) for k in feed_dict):
+            feed_dict = _flatten_tuple_feeds(feed_dict)
         tensors, values = [], []
         graph = self._graph
         accepted = self._accepted_feeds
