@@ -308,3 +308,21 @@ def test_user_defined_cell_creates_its_variables_once_under_its_scope():
     for t in range(3):
         h = np.tanh(x[:, t] @ np.full((4, 2), 0.5) + h)
         np.testing.assert_allclose(o[:, t], h, rtol=1e-12)
+
+
+def test_residual_and_device_wrappers():
+    x = tf.constant(np.random.default_rng(9).standard_normal((2, 3)))
+    cell = rnn_cell.GRUCell(3)
+    plain, _ = cell(x, cell.zero_state(2, tf.float64))
+    res, res_state = rnn_cell.ResidualWrapper(cell)(x, cell.zero_state(2, tf.float64))
+    scaled, _ = rnn_cell.ResidualWrapper(cell, residual_fn=lambda i, o: 2 * o)(x, cell.zero_state(2, tf.float64))
+    on_cpu = rnn_cell.DeviceWrapper(rnn_cell.BasicRNNCell(2), "/cpu:0")
+    dev_out, _ = on_cpu(x, on_cpu.zero_state(2, tf.float64))
+    assert dev_out.op.device == "/device:CPU:0" and x.op.device == ""
+    assert len(tf.global_variables()) == 4 + 2  # GRU's 4 (shared by the wrappers) + the BasicRNNCell's 2
+    p, r, rs, s = _run([plain, res, res_state, scaled])
+    np.testing.assert_allclose(r, p + _run(x), rtol=1e-12)
+    np.testing.assert_allclose(rs, p, rtol=1e-12)  # the state is the cell's, without the residual
+    np.testing.assert_allclose(s, 2 * p, rtol=1e-12)
+    with pytest.raises(ValueError, match="cannot be added"):
+        rnn_cell.ResidualWrapper(rnn_cell.GRUCell(4))(x, tf.zeros([2, 4], tf.float64))

@@ -17,7 +17,8 @@ from .ops import rnn_cell_wrappers as _wrappers
 
 _RNN_CELL = {name: getattr(_cells, name) for name in ("RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell",
                                                       "GRUCell", "LSTMStateTuple")}
-_RNN_CELL.update({"MultiRNNCell": _wrappers.MultiRNNCell, "DropoutWrapper": _wrappers.DropoutWrapper})
+_RNN_CELL.update({name: getattr(_wrappers, name) for name in ("MultiRNNCell", "DropoutWrapper", "ResidualWrapper",
+                                                                "DeviceWrapper")})
 
 # TF 1.15's tf.contrib.rnn names that tensorfleet has (its other contrib cells are not provided).
 _CONTRIB_RNN = dict(_RNN_CELL, LayerRNNCell=_cells.LayerRNNCell, LSTMBlockCell=_cells.LSTMBlockCell,

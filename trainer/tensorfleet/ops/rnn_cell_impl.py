@@ -206,17 +206,13 @@ class RNNCell:
         reuse = True if self.built else self._reuse
         with vs.variable_scope(self._scope, reuse=reuse, auxiliary_name_scope=False) as scope_now:
             with name_scope(scope_now.original_name_scope or None):
+                inputs = nest_map(convert_to_tensor, inputs)
+                self._check_input(inputs)
                 if not self.built:
-                    inputs_t = nest_map(lambda x: convert_to_tensor(x), inputs)
                     if self._dtype is None:
-                        first = nest_flatten(inputs_t)[0]
-                        self._dtype = first.dtype.base_dtype
-                    self._check_input(inputs_t)
-                    self.build(nest_map(lambda x: x.shape, inputs_t) if is_sequence(inputs_t)
-                               else inputs_t.shape)
+                        self._dtype = nest_flatten(inputs)[0].dtype.base_dtype
+                    self.build(nest_map(lambda x: x.shape, inputs) if is_sequence(inputs) else inputs.shape)
                     self.built = True
-                else:
-                    self._check_input(inputs)
                 return self.call(inputs, state)
 
     def _check_input(self, inputs):

@@ -1,7 +1,8 @@
-"""`tf.nn.rnn_cell.MultiRNNCell` and `DropoutWrapper`: cells built from other cells (TF 1.15 semantics).
+"""`tf.nn.rnn_cell.MultiRNNCell`, `DropoutWrapper`, `ResidualWrapper`, `DeviceWrapper`: cells built from other
+cells (TF 1.15 semantics).
 
 Sits in `ops/` on `rnn_cell_impl.RNNCell`. MultiRNNCell opens its own scope (`multi_rnn_cell`) and runs cell i
-under `cell_<i>` (so `rnn/multi_rnn_cell/cell_0/basic_lstm_cell/kernel`); DropoutWrapper opens no scope, so the
+under `cell_<i>` (so `rnn/multi_rnn_cell/cell_0/basic_lstm_cell/kernel`); the wrappers open no scope, so the
 wrapped cell's variables keep their names. DropoutWrapper follows TF: a keep probability that is the float 1.0
 adds no op at all; per-step dropout (nn.dropout) or variational-recurrent dropout with one mask drawn per run
 (noise [1, size]); by default an LSTM state's c is never dropped, only its h; seeds derived from `seed` as TF does.
@@ -12,7 +13,7 @@ import hashlib
 import numbers
 
 from .. import dtypes as _dtypes
-from ..default_graph import name_scope
+from ..default_graph import get_default_graph, name_scope
 from ..graph import Tensor
 from . import join_ops, math_ops, nn_impl, random_ops
 from . import variable_scope as vs
@@ -21,7 +22,7 @@ from .rnn_cell_impl import LSTMStateTuple, RNNCell, is_sequence, nest_flatten, n
 from .shape_util import constant_value
 from .slicing_ops import slice as _slice
 
-__all__ = ["MultiRNNCell", "DropoutWrapper", "assert_like_rnncell"]
+__all__ = ["MultiRNNCell", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper", "assert_like_rnncell"]
 
 
 def assert_like_rnncell(cell_name, cell) -> None:
@@ -229,3 +230,63 @@ class DropoutWrapper(RNNCell):
             output = self._dropout(output, "output", self._recurrent_output_noise, self._output_keep_prob)
         return output, new_state
 
+
+
+class _PassThroughWrapper(RNNCell):
+    """A wrapper with the wrapped cell's sizes, zero state and variables, opening no scope of its own."""
+
+    def __init__(self, cell):
+        super().__init__()
+        assert_like_rnncell("cell", cell)
+        self.cell = cell
+
+    state_size = property(lambda self: self.cell.state_size)
+    output_size = property(lambda self: self.cell.output_size)
+    trainable_weights = property(lambda self: getattr(self.cell, "trainable_weights", []))
+    weights = property(lambda self: getattr(self.cell, "weights", []))
+
+    def zero_state(self, batch_size, dtype):
+        with name_scope(type(self).__name__ + "ZeroState"):
+            return self.cell.zero_state(batch_size, dtype)
+
+
+class ResidualWrapper(_PassThroughWrapper):
+    """`tf.nn.rnn_cell.ResidualWrapper(cell, residual_fn=None)`: output = residual_fn(inputs, cell output),
+    by default inputs + output (same structure and shapes)."""
+
+    def __init__(self, cell, residual_fn=None):
+        super().__init__(cell)
+        self._residual_fn = residual_fn
+
+    def __call__(self, inputs, state, scope=None):
+        outputs, new_state = self.cell(inputs, state, scope=scope)
+        if self._residual_fn is not None:
+            return self._residual_fn(inputs, outputs), new_state
+
+        def add(inp, out):
+            inp = convert_to_tensor(inp)
+            if not inp.shape.is_compatible_with(out.shape):
+                raise ValueError(f"ResidualWrapper: inputs of shape {inp.shape} cannot be added to the cell's "
+                                 f"outputs of shape {out.shape}")
+            return inp + out
+
+        flat_in, flat_out = nest_flatten(inputs), nest_flatten(outputs)
+        if len(flat_in) != len(flat_out):
+            raise ValueError("ResidualWrapper: inputs and outputs don't have the same nested structure")
+        return nest_pack(outputs, [add(i, o) for i, o in zip(flat_in, flat_out)]), new_state
+
+
+class DeviceWrapper(_PassThroughWrapper):
+    """`tf.nn.rnn_cell.DeviceWrapper(cell, device)`: the cell's ops (and zero state) placed on `device`."""
+
+    def __init__(self, cell, device):
+        super().__init__(cell)
+        self._device = device
+
+    def zero_state(self, batch_size, dtype):
+        with name_scope(type(self).__name__ + "ZeroState"), get_default_graph().device(self._device):
+            return self.cell.zero_state(batch_size, dtype)
+
+    def __call__(self, inputs, state, scope=None):
+        with get_default_graph().device(self._device):
+            return self.cell(inputs, state, scope=scope)
