@@ -87,7 +87,7 @@ _INTERNAL_MODULES = {"tf.metrics": "tensorfleet.metrics"}
 
 
 def _internal_module(obj, full: str) -> bool:
-    return getattr(obj, "__name__", None) == _INTERNAL_MODULES.get(full)
+    return full in _INTERNAL_MODULES and getattr(obj, "__name__", None) == _INTERNAL_MODULES[full]
 
 
 def missing_names(names: list) -> list:

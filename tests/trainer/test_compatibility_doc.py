@@ -45,3 +45,14 @@ def test_doc_is_exactly_what_the_generator_writes():
         current = f.read()
     assert gen.render(current, gen.generated_section(names, gen.missing_names(names))) == current, \
         "docs/compatibility.md is stale: run python scripts/gen_compatibility.py"
+
+
+def test_present_constants_and_dtypes_are_not_reported_missing():
+    """Objects without __name__ (dtypes, tf.AUTO_REUSE, tf.newaxis = None) count as present; only our own
+    tensorfleet.metrics exporter module is excluded for the tf.metrics name."""
+    import tensorfleet as tf
+    gen = _generator()
+    probe = ["tf.float32", "tf.string", "tf.bool", "tf.AUTO_REUSE", "tf.newaxis", "tf.placeholder"]
+    assert all(hasattr(tf, n.split(".")[1]) for n in probe)
+    assert gen.missing_names(probe) == []
+    assert gen.missing_names(["tf.metrics"]) == (["tf.metrics"] if tf.metrics.__name__ == "tensorfleet.metrics" else [])
