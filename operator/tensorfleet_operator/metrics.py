@@ -43,6 +43,10 @@ class OperatorMetrics:
             PREFIX + 'job_all_pods_running_seconds',
             'Time from TFJob creation until all its pods were first seen Running.',
             buckets=(1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600), registry=r)
+        self.progress_scrapes = Counter(
+            PREFIX + 'progress_scrapes_total',
+            'Reads of running jobs\' chief metrics for status.progress, by result (ok, unreachable, invalid).',
+            ['result'], registry=r)
         self._condition: dict[Any, str] = {}
 
     def serve(self, port: int, address: str = '0.0.0.0') -> None:
