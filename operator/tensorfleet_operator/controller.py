@@ -42,6 +42,7 @@ import datetime
 import inspect
 import logging
 import socket
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -195,6 +196,8 @@ class Controller:
             await self.progress_poller.close()
         if self.client is not None:
             await self.client.close()
+        # The metrics server stops within its poll interval (0.5 s); nothing here waits for it.
+        threading.Thread(target=self.metrics.close, name='metrics-close', daemon=True).start()
 
     # -- triggering ------------------------------------------------------------
     def trigger(self, namespace: str, name: str) -> None:

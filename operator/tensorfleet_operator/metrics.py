@@ -50,7 +50,17 @@ class OperatorMetrics:
         self._condition: dict[Any, str] = {}
 
     def serve(self, port: int, address: str = '0.0.0.0') -> None:
-        start_http_server(port, addr=address, registry=self.registry)
+        self._server = start_http_server(port, addr=address, registry=self.registry)
+
+    def close(self) -> None:
+        """Stop serving (an embedded operator, a test); the process exit does it otherwise."""
+        server = getattr(self, '_server', None)
+        if server is not None:
+            httpd, thread = server
+            httpd.shutdown()
+            httpd.server_close()
+            thread.join(timeout=10)
+            self._server = None
 
     def job_condition(self, key: Any, condition: str | None) -> None:
         """Track the latest condition of a job for the per-condition gauge (None: forget it)."""

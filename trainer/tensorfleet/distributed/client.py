@@ -20,6 +20,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Optional
@@ -27,7 +28,7 @@ from typing import Optional
 import grpc
 
 from .. import errors
-from . import rpc_errors, wire
+from . import rpc_accounting, rpc_errors, wire
 from .protos import service_pb2
 from .tls import tls_from_env
 
@@ -181,6 +182,18 @@ class RpcClient:
     # -- calls -------------------------------------------------------------------------------------
     def call(self, method: str, request, response_type, tensors=(), timeout: Optional[float] = None) -> tuple:
         """-> (response message, [(name, ndarray)])."""
+        if not rpc_accounting.observing():
+            return self._call(method, request, response_type, tensors, timeout)
+        tensors = list(tensors)
+        started = time.perf_counter()
+        response, received = self._call(method, request, response_type, tensors, timeout)
+        seconds = time.perf_counter() - started
+        sent = request.ByteSize() + sum(int(getattr(t, "nbytes", 0)) for _, t in tensors)
+        got = response.ByteSize() + sum(int(getattr(t, "nbytes", 0)) for _, t in received)
+        rpc_accounting.observe(self.task, method, "client", sent, got, seconds)
+        return response, received
+
+    def _call(self, method: str, request, response_type, tensors, timeout: Optional[float]) -> tuple:
         metas, parts, size = wire.pack(tensors)
         if metas:
             _attach(request, metas)

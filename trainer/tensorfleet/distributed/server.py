@@ -35,7 +35,7 @@ from google.protobuf.message import DecodeError
 
 from .. import errors
 from ..config import ConfigProto
-from . import rpc_errors, wire
+from . import rpc_accounting, rpc_errors, wire
 from .client import TOKEN_ENV, _attach, _metas_of, job_token, split_address
 from .cluster import ClusterSpec
 from .grpc_handler import GrpcHandler
@@ -147,7 +147,12 @@ class _Methods:
         except DecodeError as e:
             raise errors.InvalidArgumentError(None, None, f"{method}: malformed {req_type.__name__}: {e}") from None
         tensors = wire.unpack(_metas_of(request), payload, limits, method) if payload is not None else []
-        return fn(request, tensors)
+        response, out = fn(request, tensors)
+        if rpc_accounting.observing():
+            received = len(request_bytes) + sum(int(getattr(t, "nbytes", 0)) for _, t in tensors)
+            sent = response.ByteSize() + sum(int(getattr(t, "nbytes", 0)) for _, t in out)
+            rpc_accounting.observe("unknown", method.rsplit("/", 1)[-1], "server", sent, received)
+        return response, out
 
 
 class Server:
