@@ -213,7 +213,7 @@ async def drive_operator_jobs(cluster: Any) -> None:
     pods = {JOB: [f'{JOB}-ps-0', f'{JOB}-worker-0', f'{JOB}-worker-1'], 'flaky': ['flaky-worker-0'],
             'broken': ['broken-worker-0']}
     for job, names in pods.items():
-        await cluster.wait_for(lambda: sorted(cluster.pods(job)) == names, what=f'{job} pods')
+        await cluster.wait_for(lambda job=job, names=names: sorted(cluster.pods(job)) == names, what=f'{job} pods')
         for name in names:
             await cluster.set_pod(name, 'Running')
             await cluster._patch_status(f'/api/v1/namespaces/{NS}/pods/{name}/status', {'podIP': '127.0.0.1'}, False)
