@@ -1,8 +1,10 @@
 """RPC accounting hook: who called what, how many bytes each way, how long it took.
 
 Called by `client.RpcClient.call` for every call this process issues (side "client": the peer is the
-task called) and by `server._Methods.dispatch` for every call it serves (side "server": the peer is
-"unknown", a request does not say who sent it), over gRPC and the bulk path alike. Nothing is counted
+task called) and, through `server._Methods.account`, by both server transports (`grpc_handler` and the
+bulk port) for every call served (side "server": the peer is "unknown", a request does not say who
+sent it). Bytes are counted as on the wire on both ends: the message, tensor metadata included, plus
+the tensor payload, so a caller's "sent" equals the server's "received". Nothing is counted
 until an observer is installed: the launcher's telemetry installs one that feeds
 `tensorfleet.metrics.TrainerMetrics` (the `tensorfleet_rpc_*` series of docs/metrics.md), so the
 distributed runtime never imports prometheus_client. An observer that raises is logged and ignored:

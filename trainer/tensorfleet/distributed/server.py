@@ -36,7 +36,7 @@ from google.protobuf.message import DecodeError
 from .. import errors
 from ..config import ConfigProto
 from . import rpc_accounting, rpc_errors, wire
-from .client import TOKEN_ENV, _attach, _metas_of, job_token, split_address
+from .client import TOKEN_ENV, _attach, _metas_of, job_token, payload_nbytes, split_address
 from .cluster import ClusterSpec
 from .grpc_handler import GrpcHandler
 from .master import Master
@@ -147,12 +147,14 @@ class _Methods:
         except DecodeError as e:
             raise errors.InvalidArgumentError(None, None, f"{method}: malformed {req_type.__name__}: {e}") from None
         tensors = wire.unpack(_metas_of(request), payload, limits, method) if payload is not None else []
-        response, out = fn(request, tensors)
+        return fn(request, tensors)
+
+    @staticmethod
+    def account(method: str, request_bytes: bytes, payload, response, payload_bytes: int) -> None:
+        """One call served, counted as on the wire (after the reply's tensor metadata is attached)."""
         if rpc_accounting.observing():
-            received = len(request_bytes) + sum(int(getattr(t, "nbytes", 0)) for _, t in tensors)
-            sent = response.ByteSize() + sum(int(getattr(t, "nbytes", 0)) for _, t in out)
-            rpc_accounting.observe("unknown", method.rsplit("/", 1)[-1], "server", sent, received)
-        return response, out
+            rpc_accounting.observe("unknown", method.rsplit("/", 1)[-1], "server",
+                                   response.ByteSize() + payload_bytes, len(request_bytes) + payload_nbytes(payload))
 
 
 class Server:
@@ -395,6 +397,7 @@ class Server:
             metas, parts, size = wire.pack(tensors)
             if metas:
                 _attach(response, metas)
+            self._methods.account(header.method, header.message, payload, response, size)
         except Exception as e:  # noqa: BLE001 - every failure is reported to the caller as a status
             st = rpc_errors.status_of(e)
             _send_status(conn, st.code, st.message)
