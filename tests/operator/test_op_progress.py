@@ -184,3 +184,22 @@ def test_a_garbled_switch_is_named(monkeypatch):
     monkeypatch.delenv(PROGRESS_ENV)
     with pytest.raises(StartupError, match='--trainer-progress-interval'):
         trainer_progress_setting(parse_args(['--trainer-progress-interval', '0']))
+
+
+# -- the controller's bookkeeping ------------------------------------------------------
+def test_the_event_of_our_own_progress_write_is_recognised_by_its_resource_version():
+    from tensorfleet_operator.config import OperatorConfig
+    from tensorfleet_operator.controller import Controller, _JobState
+
+    controller = Controller(OperatorConfig(api_group='tensorfleet.io', trainer_progress=True))
+    controller._jobs[('ns', 'j')] = _JobState()
+    assert controller.stored_progress('ns', 'j') == (None,) and controller.stored_progress('ns', 'x') is None
+    controller.progress_written('ns', 'j', {'globalStep': 5}, '1234')
+    assert controller.stored_progress('ns', 'j') == ({'globalStep': 5},)
+    assert controller.own_progress_write('ns', 'j', '1234')
+    assert not controller.own_progress_write('ns', 'j', '1235')       # someone else changed the job since
+    assert not controller.own_progress_write('ns', 'j', None)
+    assert not controller.own_progress_write('ns', 'other', '1234')
+    controller.forget('ns', 'j')
+    assert not controller.own_progress_write('ns', 'j', '1234')
+    assert Controller(OperatorConfig(api_group='tensorfleet.io', trainer_progress=False)).progress_poller is None
