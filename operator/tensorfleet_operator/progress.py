@@ -78,8 +78,11 @@ class ProgressPoller:
 
     async def poll_once(self) -> None:
         """One round: scrape every job that has a target, write what changed."""
-        jobs = [(key, target) for key, target in self.controller.progress_targets()]
-        await asyncio.gather(*(self._one(key, target) for key, target in jobs))
+        results = await asyncio.gather(*(self._one(key, target) for key, target in self.controller.progress_targets()),
+                                       return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+                logger.warning('trainer progress: %s', result)
 
     async def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -112,7 +115,7 @@ class ProgressPoller:
             return
         try:
             progress = read_progress(parse_samples(text), target)
-        except ValueError:
+        except Exception:      # noqa: BLE001   whatever the page holds, it is only "invalid"
             progress = None
         if progress is None:
             metrics.progress_scrapes.labels('invalid').inc()

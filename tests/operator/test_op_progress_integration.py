@@ -27,6 +27,7 @@ class FakeTrainer:
         self.hold = asyncio.Event() if hold else None      # never answer until released
         self.runner = None
         self.port = None
+        self.body = None                                    # served instead of the registry when set
 
     def set(self, **values):
         for name, value in values.items():
@@ -36,7 +37,8 @@ class FakeTrainer:
         self.requests += 1
         if self.hold is not None:
             await self.hold.wait()
-        return web.Response(body=generate_latest(self.registry), content_type='text/plain')
+        return web.Response(body=self.body if self.body is not None else generate_latest(self.registry),
+                            content_type='text/plain')
 
     async def start(self):
         app = web.Application()
@@ -169,3 +171,17 @@ async def test_no_reads_when_turned_off(cluster, trainers):
     await run_pods(cluster, 'off', ['off-worker-0'])
     await cluster.settle()
     assert chief.requests == 0 and 'progress' not in cluster.status('off')
+
+
+async def test_a_page_that_is_not_metrics_counts_as_invalid_and_changes_nothing(cluster, trainers):
+    chief = await trainers('junk', 'worker')
+    chief.body = b'<html><body>a proxy error page</body></html>\n'
+    controller = await cluster.start(trainer_metrics_port=chief.port, progress_interval_seconds=0.1)
+    await cluster.create_job(tfjob('junk', worker=1))
+    await run_pods(cluster, 'junk', ['junk-worker-0'])
+    await cluster.wait_for(lambda: scrapes(controller, 'invalid') >= 3, what='invalid reads')
+    assert 'progress' not in cluster.status('junk') and scrapes(controller, 'ok') == 0
+    chief.body = None                                   # the real page again
+    chief.set(global_step=9)
+    await cluster.wait_for(lambda: cluster.status('junk').get('progress', {}).get('globalStep') == 9,
+                           what='progress once the page is metrics')
