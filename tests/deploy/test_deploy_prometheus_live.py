@@ -44,13 +44,15 @@ import yaml
 from deploy_tools import ROOT, tool
 from test_deploy_monitoring import dashboard_exprs, metric_names, rules
 
-sys.path.insert(0, str(ROOT / 'tests' / 'operator'))
+sys.path.insert(0, str(ROOT / 'tests' / 'operator'))      # for the emulator's modules only, then removed
 from kube_emulator import TFJobEmulator, declare_resources  # noqa: E402
+from op_builders import tfjob  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location('operator_test_harness', ROOT / 'tests' / 'operator' / 'conftest.py')
 assert _spec and _spec.loader
 harness_module = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(harness_module)
+sys.path.remove(str(ROOT / 'tests' / 'operator'))
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings('ignore:read_binary is deprecated:DeprecationWarning')]
 RULES = ROOT / 'deploy' / 'prometheus' / 'rules.yaml'
@@ -206,7 +208,6 @@ def concrete(expr: str) -> str:
 
 async def drive_operator_jobs(cluster: Any) -> None:
     """The mirror of the local job runs on 127.0.0.1; `flaky` restarts a replica; `broken` fails."""
-    from op_builders import tfjob
     await cluster.create_job(tfjob(JOB, ps=1, worker=2, restart='ExitCode'))
     await cluster.create_job(tfjob('flaky', worker=1, restart='ExitCode'))
     await cluster.create_job(tfjob('broken', worker=1))
