@@ -18,7 +18,7 @@ import sys
 from urllib.parse import urlsplit
 
 from . import __version__
-from .config import CLUSTER_DOMAIN_ENV, GROUP_ENV, api_group
+from .config import CLUSTER_DOMAIN_ENV, GROUP_ENV, PROGRESS_ENV, api_group, trainer_progress
 from .core import api
 
 SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token'
@@ -67,6 +67,18 @@ def check_ports(args: argparse.Namespace) -> None:
         check_port_free(url.hostname or '0.0.0.0', url.port, '--liveness')
 
 
+def trainer_progress_setting(args: argparse.Namespace) -> bool:
+    """--trainer-progress / --no-trainer-progress, else $TENSORFLEET_TRAINER_PROGRESS, else on."""
+    if args.trainer_progress_interval <= 0:
+        raise StartupError(f'--trainer-progress-interval {args.trainer_progress_interval}: must be > 0')
+    if args.trainer_progress is not None:
+        return bool(args.trainer_progress)
+    try:
+        return trainer_progress()
+    except ValueError as e:
+        raise StartupError(str(e)) from None
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog='tensorfleet-operator',
                                 description='Reconcile TFJobs into ps/worker/chief/evaluator pods.')
@@ -92,6 +104,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help=f'suffix after .svc in TF_CONFIG addresses (default ${CLUSTER_DOMAIN_ENV})')
     p.add_argument('--trainer-metrics-port', type=int, default=api.DEFAULT_TRAINER_METRICS_PORT,
                    help='port injected as TENSORFLEET_METRICS_PORT into the tensorflow container')
+    p.add_argument('--trainer-progress', action=argparse.BooleanOptionalAction, default=None,
+                   help='read each running job\'s chief metrics (pod IP, --trainer-metrics-port) for '
+                        f'status.progress and the Step/Loss columns (default ${PROGRESS_ENV}, else on)')
+    p.add_argument('--trainer-progress-interval', type=float, default=15.0, metavar='SECONDS',
+                   help='how often the chief metrics are read (default 15)')
     p.add_argument('--max-in-flight', type=int, default=32, help='API requests in flight at once')
     p.add_argument('--kubeconfig', default=None, metavar='PATH',
                    help='kubeconfig to use (default $KUBECONFIG, then ~/.kube/config; in a pod: its service account)')
@@ -114,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_credentials(os.environ.get('KUBECONFIG'))
         check_ports(args)
+        progress = trainer_progress_setting(args)
     except StartupError as e:
         print(f'tensorfleet-operator: {e}', file=sys.stderr)
         return 1
@@ -142,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         gang_scheduler=args.gang_scheduler,
         trainer_metrics_port=args.trainer_metrics_port,
         max_in_flight=args.max_in_flight,
+        trainer_progress=progress,
+        progress_interval_seconds=args.trainer_progress_interval,
         **kwargs,
     )
 

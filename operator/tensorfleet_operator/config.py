@@ -1,7 +1,8 @@
 """Operator-wide settings, built by ``__main__.py`` from the CLI and environment.
 
 The edge between the environment and the pure core: the only place that reads
-environment variables (``$TENSORFLEET_API_GROUP``, ``$CUSTOM_CLUSTER_DOMAIN``).
+environment variables (``$TENSORFLEET_API_GROUP``, ``$CUSTOM_CLUSTER_DOMAIN``,
+``$TENSORFLEET_TRAINER_PROGRESS``).
 The shell reads :class:`OperatorConfig`; the core gets the part that shapes
 children via :meth:`OperatorConfig.child_options`.
 """
@@ -15,6 +16,8 @@ from .core.children import ChildOptions
 
 GROUP_ENV = 'TENSORFLEET_API_GROUP'
 CLUSTER_DOMAIN_ENV = 'CUSTOM_CLUSTER_DOMAIN'
+PROGRESS_ENV = 'TENSORFLEET_TRAINER_PROGRESS'
+_TRUE, _FALSE = ('1', 'true', 'yes', 'on'), ('0', 'false', 'no', 'off')
 
 
 def api_group() -> str:
@@ -26,6 +29,17 @@ def api_group() -> str:
 def cluster_domain() -> str:
     """``$CUSTOM_CLUSTER_DOMAIN`` (Kubeflow's): the suffix after ``.svc`` in TF_CONFIG addresses."""
     return os.environ.get(CLUSTER_DOMAIN_ENV, '')
+
+
+def trainer_progress() -> bool:
+    """``$TENSORFLEET_TRAINER_PROGRESS`` (the chart's ``trainerMetrics.progress``): read running jobs'
+    chief metrics for ``status.progress``; on unless it says false/0/no/off."""
+    raw = os.environ.get(PROGRESS_ENV, '').strip().lower()
+    if raw in _TRUE or not raw:
+        return True
+    if raw in _FALSE:
+        return False
+    raise ValueError(f'{PROGRESS_ENV}={raw!r}: expected true or false')
 
 
 @dataclass(frozen=True)
@@ -42,6 +56,10 @@ class OperatorConfig:
     cluster_domain: str = field(default_factory=cluster_domain)
     trainer_metrics_port: int = api.DEFAULT_TRAINER_METRICS_PORT
     max_in_flight: int = 32                 # API requests in flight at once
+    trainer_progress: bool = field(default_factory=trainer_progress)   # status.progress from chief metrics
+    progress_interval_seconds: float = 15.0  # how often running jobs' chief metrics are read
+    progress_timeout_seconds: float = 2.0    # per scrape: connect and read
+    progress_concurrency: int = 16           # scrapes in flight at once
     debounce_seconds: float = 0.05          # coalesce bursts of pod events per job
     error_backoff_seconds: tuple[float, ...] = (1, 2, 5, 10, 30, 60, 120, 300)
 

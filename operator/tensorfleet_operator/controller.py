@@ -29,6 +29,11 @@ reconciled).
 Everything the controller keeps about a job lives in its ``_JobState`` and goes
 with :meth:`Controller.forget` (the job was deleted); nothing is persisted
 outside the TFJob's status, so an operator restart reconciles every job again.
+
+Each reconcile also picks the pod whose metrics tell the job's training progress
+(``core.progress.progress_target``); the :class:`progress.ProgressPoller` task reads those
+on its own timer and writes ``status.progress`` (see ``progress.py``). The TFJob event that
+its own write causes is recognised by its resourceVersion and reconciles nothing.
 """
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ import datetime
 import inspect
 import logging
 import socket
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,8 +52,10 @@ from .apply import Applier, JobMemory, Outcome
 from .config import OperatorConfig
 from .core import api
 from .core.plan import Plan, reconcile
+from .core.progress import Target, progress_target
 from .kubeclient import Credentials, KubeClient, object_path
 from .metrics import OperatorMetrics
+from .progress import ProgressPoller
 
 logger = logging.getLogger('tensorfleet_operator')
 
@@ -59,6 +67,9 @@ class _JobState:
     timer: asyncio.TimerHandle | None = None
     failures: int = 0
     memory: JobMemory = field(default_factory=JobMemory)     # what apply made for the job
+    progress_target: Target | None = None                    # whose metrics tell the progress
+    progress: Any = None                                     # status.progress as last read or written
+    progress_rv: str | None = None                           # resourceVersion of our last progress write
 
 
 @dataclass
@@ -79,6 +90,31 @@ class Controller:
                                self.instance)
         # With peering, nothing runs until kopf says this operator is not paused (see hold()).
         self.active = not self.config.peering_name
+        self.progress_poller = ProgressPoller(self) if self.config.trainer_progress else None
+
+    # -- training progress (progress.py) -------------------------------------------------
+    def start_progress(self) -> None:
+        """Start the trainer-progress poller (in the running loop), if it is on."""
+        if self.progress_poller is not None:
+            self.progress_poller.start()
+
+    def progress_targets(self) -> list[tuple[tuple[str, str], Target]]:
+        return [(key, s.progress_target) for key, s in self._jobs.items() if s.progress_target is not None]
+
+    def stored_progress(self, namespace: str, name: str) -> tuple[Any] | None:
+        """(status.progress as last known,), or None when the job is forgotten."""
+        state = self._jobs.get((namespace, name))
+        return None if state is None else (state.progress,)
+
+    def progress_written(self, namespace: str, name: str, progress: Any, resource_version: str | None) -> None:
+        state = self._jobs.get((namespace, name))
+        if state is not None:
+            state.progress, state.progress_rv = progress, resource_version
+
+    def own_progress_write(self, namespace: str, name: str, resource_version: Any) -> bool:
+        """Is this TFJob version the one our last progress write made (nothing to reconcile)?"""
+        state = self._jobs.get((namespace, name))
+        return state is not None and resource_version is not None and state.progress_rv == resource_version
 
     # -- peering: pause and resume -----------------------------------------------------
     def hold(self) -> None:
@@ -156,8 +192,12 @@ class Controller:
                 state.task.cancel()
         tasks = [s.task for s in self._jobs.values() if s.task]
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self.progress_poller is not None:
+            await self.progress_poller.close()
         if self.client is not None:
             await self.client.close()
+        # The metrics server stops within its poll interval (0.5 s); nothing here waits for it.
+        threading.Thread(target=self.metrics.close, name='metrics-close', daemon=True).start()
 
     # -- triggering ------------------------------------------------------------
     def trigger(self, namespace: str, name: str) -> None:
@@ -242,6 +282,11 @@ class Controller:
         outcome = await self.applier.apply(client, body, plan, now, state.memory if state else JobMemory())
         if outcome is not Outcome.APPLIED:
             self.forget(namespace, name)
-        elif plan.requeue_after is not None and (namespace, name) in self._jobs:
+            return plan
+        if state is not None and self.progress_poller is not None:
+            state.progress = (body.get('status') or {}).get('progress')
+            state.progress_target = progress_target(plan.job.replicas if plan.job else (), plan.status, pods,
+                                                    self.config.trainer_metrics_port)
+        if plan.requeue_after is not None and (namespace, name) in self._jobs:
             self.trigger_later(namespace, name, plan.requeue_after + 0.05)
         return plan

@@ -55,6 +55,7 @@ def _register_lifecycle(registry: kopf.OperatorRegistry, controller: Controller,
             configure(settings)
         if config.metrics_port:
             controller.metrics.serve(config.metrics_port, config.metrics_address)
+        controller.start_progress()
 
     @kopf.on.login(registry=registry)
     async def login_handler(**kwargs: Any) -> Any:
@@ -75,9 +76,12 @@ def _register_lifecycle(registry: kopf.OperatorRegistry, controller: Controller,
 def _register_watches(registry: kopf.OperatorRegistry, controller: Controller) -> None:
     """TFJob events trigger (or, DELETED, forget) the job; pod/service events trigger their job."""
     @kopf.on.event(controller.config.api_group, api.VERSION, api.PLURAL, registry=registry)
-    async def tfjob_event(*, event: Any, name: str, namespace: str | None, **_: Any) -> None:
+    async def tfjob_event(*, event: Any, name: str, namespace: str | None, body: Any, **_: Any) -> None:
         if event.get('type') == 'DELETED':
             controller.forget(namespace or 'default', name)
+        elif controller.own_progress_write(namespace or 'default', name,
+                                           (body.get('metadata') or {}).get('resourceVersion')):
+            return       # the progress poller's own status write: nothing else changed
         else:
             controller.trigger(namespace or 'default', name)
 

@@ -43,10 +43,24 @@ class OperatorMetrics:
             PREFIX + 'job_all_pods_running_seconds',
             'Time from TFJob creation until all its pods were first seen Running.',
             buckets=(1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600), registry=r)
+        self.progress_scrapes = Counter(
+            PREFIX + 'progress_scrapes_total',
+            'Reads of running jobs\' chief metrics for status.progress, by result (ok, unreachable, invalid).',
+            ['result'], registry=r)
         self._condition: dict[Any, str] = {}
 
     def serve(self, port: int, address: str = '0.0.0.0') -> None:
-        start_http_server(port, addr=address, registry=self.registry)
+        self._server = start_http_server(port, addr=address, registry=self.registry)
+
+    def close(self) -> None:
+        """Stop serving (an embedded operator, a test); the process exit does it otherwise."""
+        server = getattr(self, '_server', None)
+        if server is not None:
+            httpd, thread = server
+            httpd.shutdown()
+            httpd.server_close()
+            thread.join(timeout=10)
+            self._server = None
 
     def job_condition(self, key: Any, condition: str | None) -> None:
         """Track the latest condition of a job for the per-condition gauge (None: forget it)."""

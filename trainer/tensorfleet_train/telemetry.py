@@ -38,6 +38,12 @@ def metrics_port_from(environ: Mapping[str, str], flag: Optional[int]) -> int:
     return port
 
 
+def _peer_label(task: str) -> str:
+    """'/job:ps/replica:0/task:1' -> 'ps:1' (docs/metrics.md's peer label); anything else as it is."""
+    parts = dict(p.split(":", 1) for p in task.strip("/").split("/") if ":" in p)
+    return f"{parts['job']}:{parts['task']}" if "job" in parts and "task" in parts else task
+
+
 class Telemetry:
     """Trainer series for one task; every method is a no-op when the endpoint is off."""
 
@@ -72,10 +78,36 @@ class Telemetry:
             raise LauncherExit(ExitCode.BAD_ARGUMENTS,
                                f"cannot serve /metrics on {self.address}:{self.port}: {e.strerror or e}") from None
         self.bound_port = self._server.server_address[1]
+        if self.metrics is not None:
+            self._count_rpcs(self.metrics)
         runlog.log("metrics_serving", f"/metrics on {self.address}:{self.bound_port}", port=self.bound_port)
         return self
 
+    @staticmethod
+    def _count_rpcs(metrics: Any) -> None:
+        """Feed every RPC this process issues or serves into the tensorfleet_rpc_* series."""
+        try:
+            from tensorfleet.distributed.rpc_accounting import set_rpc_observer
+        except ImportError:          # a tensorfleet without the hook: those series stay empty
+            return
+
+        def observe(peer: str, method: str, side: str, sent: int, received: int, seconds: Optional[float]) -> None:
+            peer = _peer_label(peer)
+            if side == "client":     # this task called `peer`: request out, reply in, latency
+                metrics.record_rpc(peer, method, "sent", sent, seconds)
+                metrics.record_rpc_bytes(peer, "received", received)
+            else:                    # served for a caller: request in, reply out
+                metrics.record_rpc(peer, method, "received", received)
+                metrics.record_rpc_bytes(peer, "sent", sent)
+        set_rpc_observer(observe)
+
     def stop(self) -> None:
+        if self.metrics is not None:
+            try:
+                from tensorfleet.distributed.rpc_accounting import set_rpc_observer
+                set_rpc_observer(None)
+            except ImportError:
+                pass
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()

@@ -118,6 +118,22 @@ def _replica_status_schema() -> dict[str, Any]:
                            'replicas': {'type': 'array', 'items': index}}}
 
 
+PROGRESS_SCHEMA = {
+    'type': 'object',
+    'description': 'Training progress read from the chief\'s (else worker 0\'s) metrics endpoint while the job '
+                   'runs (docs/operator.md, "Training progress"); kept as last read after the job finishes.',
+    'properties': {
+        'globalStep': {'type': 'integer', 'format': 'int64', 'description': 'The global step the chief last saw.'},
+        'totalSteps': {'type': 'integer', 'format': 'int64',
+                       'description': 'The step the job trains to, when the trainer knows it.'},
+        'loss': {'type': 'number', 'description': 'The last loss the chief computed.'},
+        'examplesPerSecond': {'type': 'number', 'description': 'The chief\'s examples per second over its last '
+                                                               'logging window.'},
+        'lastUpdateTime': {'type': 'string', 'format': 'date-time',
+                           'description': 'When these values last changed.'},
+    },
+}
+
 STATUS_SCHEMA = {
     'type': 'object',
     'properties': {
@@ -145,6 +161,7 @@ STATUS_SCHEMA = {
         'message': {'type': 'string'},
         'restarts': {'type': 'integer'},
         'observedSpecHash': {'type': 'string'},
+        'progress': PROGRESS_SCHEMA,
     },
 }
 
@@ -192,6 +209,11 @@ def build_crd(group: str | None = None) -> dict[str, Any]:
     for rtype in ('Chief', 'PS', 'Worker', 'Evaluator'):
         columns.append({'name': rtype, 'type': 'integer', 'priority': 0 if rtype in ('PS', 'Worker') else 1,
                         'jsonPath': f'.spec.tfReplicaSpecs.{rtype}.replicas'})
+    columns += [
+        {'name': 'Step', 'type': 'integer', 'jsonPath': '.status.progress.globalStep'},
+        {'name': 'Total', 'type': 'integer', 'jsonPath': '.status.progress.totalSteps', 'priority': 1},
+        {'name': 'Loss', 'type': 'number', 'jsonPath': '.status.progress.loss'},
+    ]
     return {
         'apiVersion': 'apiextensions.k8s.io/v1',
         'kind': 'CustomResourceDefinition',

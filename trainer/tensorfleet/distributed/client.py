@@ -20,6 +20,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Optional
@@ -27,7 +28,7 @@ from typing import Optional
 import grpc
 
 from .. import errors
-from . import rpc_errors, wire
+from . import rpc_accounting, rpc_errors, wire
 from .protos import service_pb2
 from .tls import tls_from_env
 
@@ -181,6 +182,7 @@ class RpcClient:
     # -- calls -------------------------------------------------------------------------------------
     def call(self, method: str, request, response_type, tensors=(), timeout: Optional[float] = None) -> tuple:
         """-> (response message, [(name, ndarray)])."""
+        started = time.perf_counter() if rpc_accounting.observing() else None
         metas, parts, size = wire.pack(tensors)
         if metas:
             _attach(request, metas)
@@ -196,11 +198,20 @@ class RpcClient:
         elif _streams(self.service, method):
             header, payload = self._stream_call(method, request, parts, size, timeout)
         else:
-            return self._unary_call(method, request, response_type, timeout), []
+            response = self._unary_call(method, request, response_type, timeout)
+            if started is not None:
+                self._account(method, request.ByteSize(), response.ByteSize(), started)
+            return response, []
         if header.HasField("status") and header.status.code != errors.OK:
             raise rpc_errors.error_from_status(header.status.code, header.status.message, self.task)
         response = response_type.FromString(header.message)
+        if started is not None:
+            self._account(method, request.ByteSize() + size, len(header.message) + payload_nbytes(payload), started)
         return response, wire.unpack(_metas_of(response), payload, self.limits, f"{method} reply from {self.task}")
+
+    def _account(self, method: str, sent: int, received: int, started: float) -> None:
+        """Bytes as on the wire: the message (tensor metadata included) plus the tensor payload."""
+        rpc_accounting.observe(self.task, method, "client", sent, received, time.perf_counter() - started)
 
     def _unary_call(self, method: str, request, response_type, timeout):
         fn = self._channel.unary_unary(f"/tensorfleet.rpc.{self.service}/{method}",
@@ -237,6 +248,13 @@ class _ConnectFailed(Exception):
 
 
 _STREAMING = {("WorkerService", "RunGraph"), ("MasterService", "RunStep")}
+
+
+def payload_nbytes(payload) -> int:
+    """Bytes of a received tensor payload (bytes-like or a uint8 array; None: none)."""
+    if payload is None:
+        return 0
+    return int(payload.nbytes) if hasattr(payload, "nbytes") else len(payload)
 
 
 def _streams(service: str, method: str) -> bool:

@@ -50,6 +50,7 @@ class GrpcHandler(grpc.GenericRpcHandler):
             self._check_token(context)
             try:
                 response, _ = self._server._methods.dispatch(name, raw, None, self._server._limits)
+                self._server._methods.account(name, raw, None, response, 0)
             except Exception as e:  # noqa: BLE001
                 st = rpc_errors.status_of(e)
                 context.abort(rpc_errors.grpc_code(st.code), st.message)
@@ -69,6 +70,7 @@ class GrpcHandler(grpc.GenericRpcHandler):
                 metas, parts, size = wire.pack(tensors)
                 if metas:
                     _attach(response, metas)
+                self._server._methods.account(name, header.message, payload, response, size)
             except DecodeError:
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{name}: malformed Chunk")
             except Exception as e:  # noqa: BLE001

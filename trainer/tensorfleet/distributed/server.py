@@ -35,8 +35,8 @@ from google.protobuf.message import DecodeError
 
 from .. import errors
 from ..config import ConfigProto
-from . import rpc_errors, wire
-from .client import TOKEN_ENV, _attach, _metas_of, job_token, split_address
+from . import rpc_accounting, rpc_errors, wire
+from .client import TOKEN_ENV, _attach, _metas_of, job_token, payload_nbytes, split_address
 from .cluster import ClusterSpec
 from .grpc_handler import GrpcHandler
 from .master import Master
@@ -148,6 +148,13 @@ class _Methods:
             raise errors.InvalidArgumentError(None, None, f"{method}: malformed {req_type.__name__}: {e}") from None
         tensors = wire.unpack(_metas_of(request), payload, limits, method) if payload is not None else []
         return fn(request, tensors)
+
+    @staticmethod
+    def account(method: str, request_bytes: bytes, payload, response, payload_bytes: int) -> None:
+        """One call served, counted as on the wire (after the reply's tensor metadata is attached)."""
+        if rpc_accounting.observing():
+            rpc_accounting.observe("unknown", method.rsplit("/", 1)[-1], "server",
+                                   response.ByteSize() + payload_bytes, len(request_bytes) + payload_nbytes(payload))
 
 
 class Server:
@@ -390,6 +397,7 @@ class Server:
             metas, parts, size = wire.pack(tensors)
             if metas:
                 _attach(response, metas)
+            self._methods.account(header.method, header.message, payload, response, size)
         except Exception as e:  # noqa: BLE001 - every failure is reported to the caller as a status
             st = rpc_errors.status_of(e)
             _send_status(conn, st.code, st.message)
