@@ -79,6 +79,24 @@ base_from_debootstrap() {   # the slim Python base from Debian's own repository,
     rm -rf "$rootfs"
 }
 
+# The data baked into the trainer image: the full MNIST set, gzipped (11 MB; tensorfleet.datasets reads the
+# .gz files), into build/data/mnist, from the host's copy (default_data_dir(), fetched once with
+# `python -m tensorfleet.datasets fetch` if missing). The image sets TENSORFLEET_DATA_DIR to it.
+trainer_data() {
+    local src
+    src="$(PYTHONPATH=trainer "$PYTHON" -c 'from tensorfleet.datasets import mnist; print(mnist.default_data_dir())')"
+    if ! PYTHONPATH=trainer "$PYTHON" -c 'import sys; from tensorfleet.datasets import mnist; mnist.find_mnist_dir(sys.argv[1])' "$src" 2>/dev/null; then
+        log "MNIST is not in $src: fetching it (python -m tensorfleet.datasets fetch)"
+        PYTHONPATH=trainer "$PYTHON" -m tensorfleet.datasets fetch
+    fi
+    rm -rf build/data && mkdir -p build/data/mnist
+    for name in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+        if [ -f "$src/$name" ]; then gzip -9 -n -c "$src/$name" > "build/data/mnist/$name.gz"
+        else cp "$src/$name.gz" "build/data/mnist/$name.gz"; fi
+    done
+    log "MNIST for the trainer image: $(du -sh build/data/mnist | cut -f1) in build/data/mnist"
+}
+
 pull_args=()
 if [ "${TENSORFLEET_DEBOOTSTRAP_BASE:-0}" = 1 ]; then
     base_from_debootstrap
@@ -99,9 +117,9 @@ bud() {   # $1: Dockerfile, $2: image, rest: build args
 for target in "${targets[@]}"; do
     case "$target" in
         operator)     wheelhouse 3.11 && bud Dockerfile.operator "$REGISTRY/tensorfleet-operator:$TAG" ;;
-        trainer-cpu)  wheelhouse 3.11 && bud Dockerfile.trainer "$REGISTRY/tensorfleet-trainer:$TAG-cpu" \
+        trainer-cpu)  wheelhouse 3.11 && trainer_data && bud Dockerfile.trainer "$REGISTRY/tensorfleet-trainer:$TAG-cpu" \
                           --build-arg VARIANT=cpu ;;
-        trainer-cuda) wheelhouse 3.10 'cupy-cuda12x>=13' && bud Dockerfile.trainer \
+        trainer-cuda) wheelhouse 3.10 'cupy-cuda12x>=13' && trainer_data && bud Dockerfile.trainer \
                           "$REGISTRY/tensorfleet-trainer:$TAG" --build-arg VARIANT=cuda ;;
         *) log "unknown target $target (operator, trainer-cpu, trainer-cuda)"; exit 2 ;;
     esac
