@@ -80,19 +80,22 @@ base_from_debootstrap() {   # the slim Python base from Debian's own repository,
 }
 
 # The data baked into the trainer image: the full MNIST set, gzipped (11 MB; tensorfleet.datasets reads the
-# .gz files), into build/data/mnist, from the host's copy (default_data_dir(), fetched once with
-# `python -m tensorfleet.datasets fetch` if missing). The image sets TENSORFLEET_DATA_DIR to it.
+# .gz files), copied into build/data/mnist from this machine's copy (tensorfleet.datasets' default place:
+# $TENSORFLEET_DATA_DIR/mnist, else ${XDG_CACHE_HOME:-~/.cache}/tensorfleet/mnist; `make install` or
+# `python -m tensorfleet.datasets fetch` puts it there). The image sets TENSORFLEET_DATA_DIR to it.
+MNIST_FILES=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
 trainer_data() {
-    local src
-    src="$(PYTHONPATH=trainer "$PYTHON" -c 'from tensorfleet.datasets import mnist; print(mnist.default_data_dir())')"
-    if ! PYTHONPATH=trainer "$PYTHON" -c 'import sys; from tensorfleet.datasets import mnist; mnist.find_mnist_dir(sys.argv[1])' "$src" 2>/dev/null; then
-        log "MNIST is not in $src: fetching it (python -m tensorfleet.datasets fetch)"
-        PYTHONPATH=trainer "$PYTHON" -m tensorfleet.datasets fetch
-    fi
-    rm -rf build/data && mkdir -p build/data/mnist
-    for name in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
-        if [ -f "$src/$name" ]; then gzip -9 -n -c "$src/$name" > "build/data/mnist/$name.gz"
-        else cp "$src/$name.gz" "build/data/mnist/$name.gz"; fi
+    local src name
+    if [ -n "${TENSORFLEET_DATA_DIR:-}" ]; then src="$TENSORFLEET_DATA_DIR/mnist"
+    else src="${XDG_CACHE_HOME:-$HOME/.cache}/tensorfleet/mnist"; fi
+    rm -rf build/data && mkdir -p build/data/mnist || return 1
+    for name in "${MNIST_FILES[@]}"; do
+        if [ -f "$src/$name" ]; then gzip -9 -n -c "$src/$name" > "build/data/mnist/$name.gz" || return 1
+        elif [ -f "$src/$name.gz" ]; then cp "$src/$name.gz" "build/data/mnist/$name.gz" || return 1
+        else
+            log "MNIST ($name) is not in $src: run \`python -m tensorfleet.datasets fetch\` (or make install) first"
+            return 1
+        fi
     done
     log "MNIST for the trainer image: $(du -sh build/data/mnist | cut -f1) in build/data/mnist"
 }

@@ -75,7 +75,8 @@ def test_03_chief_ps_workers_sync_with_an_evaluator(tmp_path):
     test = re.search(r'\[chief-0\] .* test global_step=(\d+) loss=\S+ accuracy=([0-9.]+)', proc.stdout)
     assert 300 <= int(test.group(1)) <= 301 and float(test.group(2)) > 0.9, test.group(0)
     for label in ('chief-0', 'worker-0', 'worker-1'):
-        assert 'sync_replicas averaging 3 gradient(s) a step from 3 replica(s)' in (run_dir / f'{label}.log').read_text()
+        log = (run_dir / f'{label}.log').read_text()
+        assert 'sync_replicas averaging 3 gradient(s) a step from 3 replica(s)' in log
     evals = re.findall(r'\[evaluator-0\] .* eval global_step=(\d+)', proc.stdout)
     assert evals and int(evals[-1]) == int(test.group(1)), evals      # the chief's final checkpoint
     status = read_yaml(run_dir / 'status.yaml')['status']
