@@ -4,8 +4,7 @@ Flow: cli.py -> `serve(...)` here. TF's idiom is `server.join()`; it runs in a h
 main thread can react to SIGTERM (exit 143 within the grace period). `join()` returning (the chief
 releasing the ps at the end of training, issue 11's shutdown protocol) exits 0. A ps waits for no
 peer at start-up: it only serves, and a restarted ps must not wait for workers that have finished.
-Every second it reports the bytes of the variable values its worker service holds and, with
-`--sync-replicas`, the gradients its accumulators dropped as stale.
+Every second it reports the bytes of the variable values its worker service holds.
 """
 from __future__ import annotations
 
@@ -33,17 +32,6 @@ def _variable_bytes(server) -> int:
     return sum(int(getattr(v, "nbytes", 0)) for v in values)
 
 
-def _stale_gradients(server) -> int:
-    """Gradients the sync-replicas accumulators this task holds have dropped as stale (their `dropped` count,
-    one per variable of a stale step); 0 where the runtime keeps no such count (or no accumulator lives here)."""
-    resources = getattr(getattr(server, "worker_service", None), "resources", None)
-    if resources is None:
-        return 0
-    with resources.lock:
-        objects = list(((getattr(resources, "__dict__", {}).get("_blocking") or {}).get("objects") or {}).values())
-    return sum(int(getattr(obj, "dropped", 0)) for obj in objects)
-
-
 def serve(args, task, shutdown, telemetry) -> int:
     if not hasattr(tf.train, "Server"):
         raise LauncherExit(ExitCode.TRAINING_ERROR, "this tensorfleet build has no tf.train.Server: the ps role "
@@ -62,12 +50,8 @@ def serve(args, task, shutdown, telemetry) -> int:
             shutdown.event.set()   # wakes the main thread
 
     threading.Thread(target=join, name="ps-join", daemon=True).start()
-    stale = 0
     while not shutdown.event.wait(VARIABLE_BYTES_EVERY):
         telemetry.ps_variable_bytes(_variable_bytes(server))
-        dropped = _stale_gradients(server)
-        telemetry.stale_gradients(dropped - stale)
-        stale = max(stale, dropped)
     if joined.is_set() and shutdown.signum is None:
         code = getattr(server, "exit_code", None) or ExitCode.SUCCESS
         runlog.log("done", f"released by the chief: {getattr(server, 'shutdown_reason', '') or 'server stopped'}",

@@ -108,6 +108,8 @@ class Trainer:
         self._saved: tuple = (-1, None)   # (global step, path) of the last checkpoint written
         self.sync_optimizer: Any = None   # the SyncReplicasOptimizer with --sync-replicas
         self.sync_hook: Any = None
+        self.stale_op: Any = None   # the chief: stale gradient pushes dropped so far, if the optimizer counts them
+        self._stale_seen = 0
         self.graph = tf.Graph()
         with self.graph.as_default():
             tf.set_random_seed(0)
@@ -121,6 +123,8 @@ class Trainer:
             if self.sync_optimizer is not None:   # its local init, tokens and (chief) queue runner ops
                 self.sync_hook = self.sync_optimizer.make_session_run_hook(self.is_chief, num_tokens=-1)
                 self.sync_hook.begin()
+                if self.is_chief and hasattr(self.sync_optimizer, "stale_gradients"):   # tensorfleet's extension
+                    self.stale_op = self.sync_optimizer.stale_gradients()
             model_vars = [v for v in tf.global_variables() if v is not self.workers_done]
             self.init_op = tf.global_variables_initializer()
             self.init_done_counter = tf.variables_initializer([self.workers_done])
@@ -259,6 +263,7 @@ class Trainer:
             progress.add(len(ys))
             self.telemetry.step(seconds, len(ys), loss, step)
             if log_now:
+                self._read_stale(sess)
                 steps_per_sec, examples_per_sec = progress.rates()
                 self.telemetry.rates(steps_per_sec, examples_per_sec)
                 runlog.log("progress", "", global_step=step, loss=loss, examples_per_sec=round(examples_per_sec, 1),
@@ -271,6 +276,14 @@ class Trainer:
                                                       self.telemetry, "periodic"))
                 last_saved = step
         return self._finish(sess, step, local_steps)
+
+    def _read_stale(self, sess) -> None:
+        """The chief: the sync optimizer's count of stale gradient pushes dropped so far, into the metric."""
+        if self.stale_op is None:
+            return
+        count = int(sess.run(self.stale_op))
+        self.telemetry.stale_gradients(count - self._stale_seen)
+        self._stale_seen = max(self._stale_seen, count)
 
     def _finish(self, sess, step: int, local_steps: int) -> int:
         stopped = self.shutdown.requested
@@ -294,7 +307,10 @@ class Trainer:
         if stopped:
             runlog.log("stopped", "stopped by a signal", global_step=step, exit_code=self.shutdown.exit_code)
             return self.shutdown.exit_code
-        runlog.log("done", "", global_step=step, local_steps=local_steps)
+        if self.stale_op is not None and not self.task.is_distributed:
+            self._read_stale(sess)
+        extra = {"stale_gradients": self._stale_seen} if self.stale_op is not None else {}
+        runlog.log("done", "", global_step=step, local_steps=local_steps, **extra)
         return ExitCode.SUCCESS
 
     def _release_cluster(self, sess) -> None:
@@ -308,6 +324,7 @@ class Trainer:
         while done < others and time.monotonic() < deadline and not self.shutdown.requested:
             self.shutdown.event.wait(INIT_POLL_SECONDS)
             done = int(sess.run(self.workers_done))
+        self._read_stale(sess)     # every push is in once the others have finished: the final count
         runlog.log("workers_finished", f"{done} of {others} other worker(s) finished", finished=done, workers=others)
         master: Any = getattr(self.placement.server, "master", None)
         if self.task.cluster.get("ps") and hasattr(master, "shutdown_tasks"):
