@@ -309,8 +309,10 @@ class Trainer:
             return self.shutdown.exit_code
         if self.stale_op is not None and not self.task.is_distributed:
             self._read_stale(sess)
-        extra = {"stale_gradients": self._stale_seen} if self.stale_op is not None else {}
-        runlog.log("done", "", global_step=step, local_steps=local_steps, **extra)
+        if self.stale_op is not None:
+            runlog.log("done", "", global_step=step, local_steps=local_steps, stale_gradients=self._stale_seen)
+        else:
+            runlog.log("done", "", global_step=step, local_steps=local_steps)
         return ExitCode.SUCCESS
 
     def _release_cluster(self, sess) -> None:
