@@ -5,7 +5,10 @@ Fed by ``runner.py`` (job status and pods after each reconcile) and by
 ``--no-tui``) a ``rich`` live table of the replicas (phase, restarts, exit code,
 and from each trainer's metrics endpoint the global step, loss and steps/s) and a
 progress bar (when a trainer says how many steps it trains to) sit under the
-scrolling ``[worker-0]`` lines; otherwise lines are plain. :class:`MetricsReader`
+scrolling ``[worker-0]`` lines; otherwise lines are plain. The summary's final
+loss is the chief's last scraped loss (a replica that has not trained serves a
+loss of 0: ignored) and its test accuracy the chief's ``test ... accuracy`` line.
+:class:`MetricsReader`
 scrapes ``http://127.0.0.1:<TENSORFLEET_METRICS_PORT>/metrics`` of every running
 replica once a second (bounded timeout; a replica serving none shows ``-``).
 """
@@ -120,6 +123,11 @@ class ReplicaRow:
     exit_code: int | None
 
 
+def _chief_first(label: str) -> tuple[int, str]:
+    """Sort key: the chief (chief, master, else worker 0), then the other replicas by name."""
+    return (CHIEF_ORDER.index(label) if label in CHIEF_ORDER else len(CHIEF_ORDER), label)
+
+
 def _fmt(value: float | None, spec: str) -> str:
     return '-' if value is None else format(value, spec)
 
@@ -229,14 +237,12 @@ class RunConsole:
                    if LOSS in m and m.get(STEPS_TOTAL, 0) > 0 and not lab.startswith(('ps-', 'evaluator-'))]
         if not trained:
             return None
-        label = min(trained, key=lambda lab: (CHIEF_ORDER.index(lab) if lab in CHIEF_ORDER else len(CHIEF_ORDER),
-                                              lab))
+        label = min(trained, key=_chief_first)
         return label, values[label][LOSS]
 
     def final_accuracy(self) -> tuple[str, float] | None:
         """(replica, accuracy) of the chief's test evaluation line, else of any replica that printed one."""
         if not self.accuracy:
             return None
-        label = min(self.accuracy, key=lambda lab: (CHIEF_ORDER.index(lab) if lab in CHIEF_ORDER
-                                                    else len(CHIEF_ORDER), lab))
+        label = min(self.accuracy, key=_chief_first)
         return label, self.accuracy[label]
