@@ -5,6 +5,8 @@
 # (REGISTRY default localhost/tensorfleet, TAG default the version in pyproject.toml).
 # pip inside a build cannot reach the package index here, so the wheels every image installs are
 # downloaded on the host into build/wheelhouse (for the image's Python) and installed with --no-index.
+# The trainer images also get the repo's examples/ and the full MNIST set (gzipped, from this machine's
+# tensorfleet.datasets copy) in /opt/tensorfleet, so `tensorfleet-train --model mnist-softmax` trains offline.
 # Base images come from a registry; where none can be reached, TENSORFLEET_DEBOOTSTRAP_BASE=1 makes
 # the slim Python base from Debian bookworm with debootstrap and tags it under the Dockerfiles' name.
 # buildah's storage and configuration stay project-local (.tools/containers), nothing system-wide.
