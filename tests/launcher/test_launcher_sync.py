@@ -7,6 +7,7 @@ applies updates, one per global step, each from `replicas_to_aggregate` gradient
 every task exits 0.
 """
 import json
+import signal
 import socket
 
 import pytest
@@ -51,6 +52,29 @@ def test_single_process_sync_replicas_trains_to_exactly_the_target_step(launcher
     test = proc.events("test")[0]
     assert 150 <= test["global_step"] <= 151 and test["accuracy"] > 0.85, test
     assert proc.events("done")[0]["local_steps"] >= test["global_step"]   # a gradient for every update
+
+
+@needs_sync
+def test_sync_metrics_time_every_step_at_the_barrier_and_sigterm_stops_it(launcher):
+    """One observation of the barrier wait per step (the token dequeue timed apart from the gradients), the
+    stale counter served from the start; SIGTERM stops the chief and its queue runner (143)."""
+    from test_launcher_processes import _event, _scrape
+
+    proc = launcher(["--model", "mnist-softmax", "--steps", "100000000", "--log-every", "5", "--sync-replicas",
+                     *DIGITS], env={"TENSORFLEET_JOB_NAME": "sync-job"})
+    port = json.loads(proc.wait_for(_event("metrics_serving")))["port"]
+    first = json.loads(proc.wait_for(_event("progress")))["global_step"]
+    proc.wait_for(lambda line: _event("progress")(line) and json.loads(line)["global_step"] > first)
+    scraped = _scrape(port)
+    proc.signal(signal.SIGTERM)
+    assert proc.wait() == ExitCode.SIGTERM, proc.output
+    me = (("job_name", "sync-job"), ("replica_index", "0"), ("replica_type", "worker"))
+    steps = scraped[("tensorfleet_train_steps_total", me)]
+    assert steps > first
+    # a scrape may fall between a step's two updates: within one step
+    assert abs(scraped[("tensorfleet_sync_barrier_wait_seconds_count", me)] - steps) <= 1
+    assert scraped[("tensorfleet_sync_barrier_wait_seconds_sum", me)] >= 0
+    assert ("tensorfleet_sync_stale_gradients_dropped_total", me) in scraped
 
 
 @needs_sync

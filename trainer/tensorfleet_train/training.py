@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, Optional
 
 import tensorfleet as _tensorfleet
 
 from . import checkpoints, models, runlog, startup
 from .exit_codes import ExitCode, LauncherExit
+from .sync_step import BarrierStep
 from .task import Task
 
 tf: Any = _tensorfleet   # its namespace is filled at import time: no static attributes
@@ -110,6 +111,7 @@ class Trainer:
         self.sync_hook: Any = None
         self.stale_op: Any = None   # the chief: stale gradient pushes dropped so far, if the optimizer counts them
         self._stale_seen = 0
+        self.barrier: Optional[BarrierStep] = None
         self.graph = tf.Graph()
         with self.graph.as_default():
             tf.set_random_seed(0)
@@ -120,6 +122,8 @@ class Trainer:
                 # how many non-chief workers have finished (lives with the variables; never checkpointed)
                 self.workers_done = tf.Variable(0, trainable=False, name="tensorfleet_workers_done")
                 self.mark_done = tf.assign_add(self.workers_done, 1)
+                if self.sync_optimizer is not None:    # the step split at the barrier, to time the wait
+                    self.barrier = BarrierStep.build(self.sync_optimizer, self.model.train_op, self.model.global_step)
             if self.sync_optimizer is not None:   # its local init, tokens and (chief) queue runner ops
                 self.sync_hook = self.sync_optimizer.make_session_run_hook(self.is_chief, num_tokens=-1)
                 self.sync_hook.begin()
@@ -252,13 +256,17 @@ class Trainer:
             xs, ys = self.data.train.next_batch(args.batch_size)
             feeds = {model.x: xs, model.labels: ys, **model.train_feeds}
             log_now = (local_steps + 1) % args.log_every == 0
-            fetches = [model.train_op, model.loss, model.step_after_train]
+            fetches = [model.loss]
             if log_now and self.summary_op is not None:
                 fetches.append(self.summary_op)
             started = time.perf_counter()
-            out = sess.run(fetches, feeds)
+            if self.barrier is not None:
+                out, step, waited = self.barrier.run(sess, fetches, feeds)
+                self.telemetry.barrier_wait(waited)
+            else:
+                *out, step = sess.run([model.train_op, *fetches, model.step_after_train], feeds)[1:]
             seconds = time.perf_counter() - started
-            loss, step = float(out[1]), int(out[2])
+            loss, step = float(out[0]), int(step)
             local_steps += 1
             progress.add(len(ys))
             self.telemetry.step(seconds, len(ys), loss, step)
@@ -270,7 +278,7 @@ class Trainer:
                            steps_per_sec=round(steps_per_sec, 2))
                 progress.reset()
                 if self.summary_op is not None:
-                    self.summary_writer.add_summary(out[3], step)
+                    self.summary_writer.add_summary(out[1], step)
             if self.saver and args.save_checkpoint_steps and step - last_saved >= args.save_checkpoint_steps:
                 self._saved = (step, checkpoints.save(self.saver, sess, self.checkpoint_dir, step,
                                                       self.telemetry, "periodic"))
