@@ -59,6 +59,8 @@ def main(argv=None):
             if i % 100 == 0:
                 path = saver.save(sess, os.path.join(args.checkpoint_dir, "model.ckpt"), global_step=global_step)
                 print(f"step {i}: loss {loss:.4f}, saved {path}")
+        if args.steps % 100:    # the last steps since the periodic save (a run shorter than 100 steps too)
+            saver.save(sess, os.path.join(args.checkpoint_dir, "model.ckpt"), global_step=global_step)
         acc = sess.run(accuracy, feed_dict={x: mnist.test.images, y_: mnist.test.labels})
         print(f"test accuracy: {acc:.4f}")
 

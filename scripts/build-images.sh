@@ -5,6 +5,8 @@
 # (REGISTRY default localhost/tensorfleet, TAG default the version in pyproject.toml).
 # pip inside a build cannot reach the package index here, so the wheels every image installs are
 # downloaded on the host into build/wheelhouse (for the image's Python) and installed with --no-index.
+# The trainer images also get the repo's examples/ and the full MNIST set (gzipped, from this machine's
+# tensorfleet.datasets copy) in /opt/tensorfleet, so `tensorfleet-train --model mnist-softmax` trains offline.
 # Base images come from a registry; where none can be reached, TENSORFLEET_DEBOOTSTRAP_BASE=1 makes
 # the slim Python base from Debian bookworm with debootstrap and tags it under the Dockerfiles' name.
 # buildah's storage and configuration stay project-local (.tools/containers), nothing system-wide.
@@ -79,6 +81,27 @@ base_from_debootstrap() {   # the slim Python base from Debian's own repository,
     rm -rf "$rootfs"
 }
 
+# The data baked into the trainer image: the full MNIST set, gzipped (11 MB; tensorfleet.datasets reads the
+# .gz files), copied into build/data/mnist from this machine's copy (tensorfleet.datasets' default place:
+# $TENSORFLEET_DATA_DIR/mnist, else ${XDG_CACHE_HOME:-~/.cache}/tensorfleet/mnist; `make install` or
+# `python -m tensorfleet.datasets fetch` puts it there). The image sets TENSORFLEET_DATA_DIR to it.
+MNIST_FILES=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
+trainer_data() {
+    local src name
+    if [ -n "${TENSORFLEET_DATA_DIR:-}" ]; then src="$TENSORFLEET_DATA_DIR/mnist"
+    else src="${XDG_CACHE_HOME:-$HOME/.cache}/tensorfleet/mnist"; fi
+    rm -rf build/data && mkdir -p build/data/mnist || return 1
+    for name in "${MNIST_FILES[@]}"; do
+        if [ -f "$src/$name" ]; then gzip -9 -n -c "$src/$name" > "build/data/mnist/$name.gz" || return 1
+        elif [ -f "$src/$name.gz" ]; then cp "$src/$name.gz" "build/data/mnist/$name.gz" || return 1
+        else
+            log "MNIST ($name) is not in $src: run \`python -m tensorfleet.datasets fetch\` (or make install) first"
+            return 1
+        fi
+    done
+    log "MNIST for the trainer image: $(du -sh build/data/mnist | cut -f1) in build/data/mnist"
+}
+
 pull_args=()
 if [ "${TENSORFLEET_DEBOOTSTRAP_BASE:-0}" = 1 ]; then
     base_from_debootstrap
@@ -99,9 +122,9 @@ bud() {   # $1: Dockerfile, $2: image, rest: build args
 for target in "${targets[@]}"; do
     case "$target" in
         operator)     wheelhouse 3.11 && bud Dockerfile.operator "$REGISTRY/tensorfleet-operator:$TAG" ;;
-        trainer-cpu)  wheelhouse 3.11 && bud Dockerfile.trainer "$REGISTRY/tensorfleet-trainer:$TAG-cpu" \
+        trainer-cpu)  wheelhouse 3.11 && trainer_data && bud Dockerfile.trainer "$REGISTRY/tensorfleet-trainer:$TAG-cpu" \
                           --build-arg VARIANT=cpu ;;
-        trainer-cuda) wheelhouse 3.10 'cupy-cuda12x>=13' && bud Dockerfile.trainer \
+        trainer-cuda) wheelhouse 3.10 'cupy-cuda12x>=13' && trainer_data && bud Dockerfile.trainer \
                           "$REGISTRY/tensorfleet-trainer:$TAG" --build-arg VARIANT=cuda ;;
         *) log "unknown target $target (operator, trainer-cpu, trainer-cuda)"; exit 2 ;;
     esac

@@ -180,7 +180,7 @@ def test_pod_monitor_selects_the_pods_the_operator_creates():
     from tensorfleet_operator.core.api import ReplicaType
     docs = helm_template(*VALUE_SETS['nondefault'])
     (pm,) = by_kind(docs, 'PodMonitor')
-    job = parse_job(yaml.safe_load((ROOT / 'deploy' / 'examples' / 'simple.yaml').read_text()))
+    job = parse_job(yaml.safe_load((ROOT / 'deploy' / 'examples' / '11-simple.yaml').read_text()))
     labels = child_labels(job, ReplicaType.WORKER, 0)
     selector = pm['spec']['selector']
     assert selector['matchLabels'].items() <= labels.items()
@@ -254,6 +254,6 @@ def test_example_tfjobs_match_the_crd_schema():
             if doc and doc.get('kind') == 'TFJob':
                 errors = [f'{list(e.path)}: {e.message}' for e in validator.iter_errors(doc)]
                 assert not errors, (path.name, errors)
-    bad = yaml.safe_load((ROOT / 'deploy' / 'examples' / 'simple.yaml').read_text())
+    bad = yaml.safe_load((ROOT / 'deploy' / 'examples' / '11-simple.yaml').read_text())
     next(iter(bad['spec']['tfReplicaSpecs'].values()))['replicas'] = 'two'
     assert list(validator.iter_errors(bad))

@@ -69,7 +69,9 @@ def test_dockerfile_shape(name):
     assert [rest.split()[0] for w, rest in final if w in ('RUN', 'ADD')] == ['useradd']
     assert any(w == 'RUN' and '--uid 65532' in rest for w, rest in final)
     copies = [rest for w, rest in final if w == 'COPY']
-    assert copies == ['--from=venv /opt/venv /opt/venv']
+    data = (['examples/ /opt/tensorfleet/examples/', 'build/data/ /opt/tensorfleet/data/']   # no code is built
+            if name == 'Dockerfile.trainer' else [])
+    assert copies == ['--from=venv /opt/venv /opt/venv', *data]
     env = ' '.join(rest for w, rest in final if w == 'ENV')
     assert 'PYTHONDONTWRITEBYTECODE=1' in env
 
@@ -85,6 +87,12 @@ def test_trainer_image_entrypoint_ports_and_variants():
     final = dict(final_stage('Dockerfile.trainer'))
     assert final['ENTRYPOINT'] == '["tensorfleet-train"]'
     assert set(final['EXPOSE'].split()) == {'2222', '9100'}
+    # the examples' workingDir (deploy/examples) holds examples/ and the MNIST set the built-in models read
+    assert final['WORKDIR'] == '/opt/tensorfleet'
+    assert 'TENSORFLEET_DATA_DIR=/opt/tensorfleet/data' in ' '.join(r for w, r in final_stage('Dockerfile.trainer')
+                                                                   if w == 'ENV')
+    ignore = (ROOT / '.dockerignore').read_text().splitlines()
+    assert '!build/data/' in ignore and '!examples/' in ignore
     args = dict(rest.split('=', 1) for w, rest in ins if w == 'ARG' and '=' in rest)
     assert args['VARIANT'] == 'cuda' and 'runtime' in args['CUDA_IMAGE']
     stages = {rest.split(' AS ')[-1] for w, rest in ins if w == 'FROM' and ' AS ' in rest}

@@ -26,6 +26,14 @@ def test_mnist_softmax_reaches_90_percent_on_full_mnist_and_checkpoints(tmp_path
     assert f"test accuracy {acc:.4f}" in out.splitlines()[-1]
 
 
+def test_mnist_softmax_shorter_than_one_save_interval_still_checkpoints(tmp_path, capsys, full_mnist_dir):
+    """50 steps (the trainer image's smoke run): the final checkpoint is written, so the restore at the end
+    finds one and scores exactly what the trained session scored."""
+    acc = _load("mnist_softmax").main(["--steps", "50", "--checkpoint-dir", str(tmp_path)])
+    assert sorted(f for f in os.listdir(tmp_path) if f.endswith(".index")) == ["model.ckpt-50.index"]
+    assert capsys.readouterr().out.splitlines()[-1].endswith(f"model.ckpt-50: test accuracy {acc:.4f}")
+
+
 def test_mnist_mlp_on_digits_reaches_95_percent(capsys):
     assert _load("mnist_mlp").main([]) >= 0.95
 

@@ -1,23 +1,27 @@
 """The numbered examples in deploy/examples run end to end through `tensorfleet run` (reduced steps)."""
+import json
 import re
 
+import pytest
+import tensorfleet as tf
 import yaml
 
-from local_helpers import ROOT, read_yaml, tensorfleet, write_job
+from local_helpers import ROOT, cli_env, read_yaml, tensorfleet, write_job
 
 EXAMPLES = ROOT / 'deploy' / 'examples'
 
 
 def with_args(path, tmp_path, **flags):
-    """The example with some of its flags changed (``steps=100`` sets ``--steps 100``)."""
+    """The example with some of its flags changed (``steps=100`` sets ``--steps 100``, or a script's
+    ``--train_steps 100`` for ``train_steps=100``)."""
     body = yaml.safe_load(path.read_text())
     for spec in body['spec']['tfReplicaSpecs'].values():
         container = spec['template']['spec']['containers'][0]
         args = container['args']
         for flag, value in flags.items():
-            option = '--' + flag.replace('_', '-')
-            if option in args:  # (a ps takes no training flags)
-                args[args.index(option) + 1] = str(value)
+            for option in ('--' + flag.replace('_', '-'), '--' + flag):
+                if option in args:  # (a ps takes no training flags)
+                    args[args.index(option) + 1] = str(value)
     return write_job(tmp_path, body)
 
 
@@ -45,9 +49,87 @@ def test_02_ps_worker_async_trains_mnist_and_releases_the_ps(tmp_path):
     accuracy = float(re.search(r'\[worker-0\] .* test global_step=\d+ loss=\S+ accuracy=([0-9.]+)',
                                proc.stdout).group(1))
     assert accuracy > 0.9           # an MLP after 600 global steps (the full 3000 reach ~0.97)
+    # the summary: the chief's own numbers (a ps serves a loss of 0 it never computed: not that one)
+    loss = float(re.search(r'^  final loss: (\S+) \(worker-0\)$', proc.stdout, re.M).group(1))
+    assert 0 < loss < 1.0
+    assert re.search(r'^  test accuracy: (\S+) \(worker-0\)$', proc.stdout, re.M).group(1) == f'{accuracy:.4g}'
+
     assert 'released by the chief' in (run_dir / 'ps-0.log').read_text()
     status = read_yaml(run_dir / 'status.yaml')['status']
     assert status['reason'] == 'Succeeded'
     assert status['replicaStatuses']['Worker']['succeeded'] == 2
     assert status['replicaStatuses']['PS']['succeeded'] == 1
     assert (tmp_path / 'ckpt' / 'training_complete.json').exists()
+
+
+@pytest.mark.skipif(not hasattr(tf.train, 'SyncReplicasOptimizer'),
+                    reason='needs tf.train.SyncReplicasOptimizer (issue 11)')
+def test_03_chief_ps_workers_sync_with_an_evaluator(tmp_path):
+    """Sync replicas (3 gradients a step) with an evaluator that scores the chief's final checkpoint."""
+    ckpt = tmp_path / 'ckpt'
+    job = with_args(EXAMPLES / '03-chief-ps-worker-sync.yaml', tmp_path, steps=300, checkpoint_dir=ckpt,
+                    save_checkpoint_steps=100, log_every=100)
+    run_dir = tmp_path / 'run'
+    proc = tensorfleet('run', job, '--run-dir', run_dir, '--no-tui', timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    test = re.search(r'\[chief-0\] .* test global_step=(\d+) loss=\S+ accuracy=([0-9.]+)', proc.stdout)
+    assert 300 <= int(test.group(1)) <= 301 and float(test.group(2)) > 0.9, test.group(0)
+    for label in ('chief-0', 'worker-0', 'worker-1'):
+        log = (run_dir / f'{label}.log').read_text()
+        assert 'sync_replicas averaging 3 gradient(s) a step from 3 replica(s)' in log
+    evals = re.findall(r'\[evaluator-0\] .* eval global_step=(\d+)', proc.stdout)
+    assert evals and int(evals[-1]) == int(test.group(1)), evals      # the chief's final checkpoint
+    status = read_yaml(run_dir / 'status.yaml')['status']
+    assert status['reason'] == 'Succeeded'
+    assert status['replicaStatuses']['Chief']['succeeded'] == 1
+    assert json.loads((ckpt / 'training_complete.json').read_text())['global_step'] == int(test.group(1))
+
+
+def test_04_gpu_workers_get_disjoint_devices_and_the_ps_none(tmp_path):
+    """Two GPUs simulated through the device list: each worker's launcher reports the device it was given."""
+    job = with_args(EXAMPLES / '04-gpu-workers.yaml', tmp_path, steps=4, log_every=2, checkpoint_dir=tmp_path / 'c')
+    run_dir = tmp_path / 'run'
+    proc = tensorfleet('run', job, '--run-dir', run_dir, '--no-tui', timeout=600,
+                       env=cli_env(TENSORFLEET_GPUS='3,5'))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = {label: re.search(r' start .* cuda_visible_devices=(\S*)', (run_dir / f'{label}.log').read_text()).group(1)
+            for label in ('ps-0', 'worker-0', 'worker-1')}
+    assert seen == {'ps-0': '""', 'worker-0': '3', 'worker-1': '5'}
+    one = tensorfleet('run', job, '--run-dir', tmp_path / 'one', '--no-tui', '--gpus', '3')
+    assert one.returncode == 2
+    assert one.stderr.strip() == ('tensorfleet: the job asks for 2 GPU(s) (nvidia.com/gpu: mnist-gpu-worker-0 1, '
+                                  'mnist-gpu-worker-1 1) but this machine has 1 (3); use --gpus to name the devices')
+    assert not (tmp_path / 'one').exists()        # refused before anything started
+
+
+def test_05_model_parallel_places_layers_on_their_tasks(tmp_path):
+    job = with_args(EXAMPLES / '05-model-parallel.yaml', tmp_path, steps=150, log_every=50)
+    run_dir = tmp_path / 'run'
+    proc = tensorfleet('run', job, '--run-dir', run_dir, '--no-tui', timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(re.search(r'^\[chief-0\] (\{"test_accuracy".*)$', proc.stdout, re.M).group(1))
+    assert result['placement'] == {
+        'global_step': '/job:chief/task:0', 'softmax_w': '/job:chief/task:0', 'softmax_b': '/job:chief/task:0',
+        'hidden1_w': '/job:worker/task:0', 'hidden1_b': '/job:worker/task:0',
+        'hidden2_w': '/job:worker/task:1', 'hidden2_b': '/job:worker/task:1'}
+    assert result['global_step'] == 150 and result['test_accuracy'] > 0.8
+    status = read_yaml(run_dir / 'status.yaml')['status']
+    assert status['reason'] == 'Succeeded'
+    workers = status['replicaStatuses']['Worker']['replicas']
+    assert [w.get('reason') for w in workers] == ['DeletedAtJobEnd'] * 2     # they served until the end
+
+
+def test_06_user_script_under_the_launcher(tmp_path):
+    job = with_args(EXAMPLES / '06-user-script.yaml', tmp_path, train_steps=150)
+    run_dir = tmp_path / 'run'
+    proc = tensorfleet('run', job, '--run-dir', run_dir, '--no-tui', timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(re.search(r'^\[worker-0\] (\{"test_accuracy".*)$', proc.stdout, re.M).group(1))
+    assert result['global_step'] == 300 and result['test_accuracy'] > 0.85    # 2 workers x 150 steps
+    for label in ('worker-0', 'worker-1'):
+        log = (run_dir / f'{label}.log').read_text()
+        assert 'peer_ready ps:0' in log and 'script_exited the script exited with 0' in log
+    assert re.search(r'^  test accuracy: (\S+) \(worker-0\)$', proc.stdout, re.M).group(1) == \
+        f"{result['test_accuracy']:.4g}"
+    status = read_yaml(run_dir / 'status.yaml')['status']
+    assert status['reason'] == 'Succeeded' and status['replicaStatuses']['Worker']['succeeded'] == 2

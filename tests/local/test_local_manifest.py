@@ -62,7 +62,7 @@ def test_render_equals_what_the_operator_creates(path, run_cli):
 
 
 def test_render_shows_tf_config_and_gpus(run_cli):
-    proc = run_cli('render', ROOT / 'deploy' / 'examples' / 'multi-worker-gpu.yaml', '--token', 't')
+    proc = run_cli('render', ROOT / 'deploy' / 'examples' / '10-multi-worker-gpu.yaml', '--token', 't')
     pods = [o for o in yaml.safe_load_all(proc.stdout) if o['kind'] == 'Pod']
     env = {p['metadata']['name']: {e['name']: e.get('value') for e in p['spec']['containers'][0]['env']}
            for p in pods}
@@ -102,7 +102,7 @@ spec:
   tfReplicaSpecs:
     Worker: {template: {spec: {containers: [{name: main, image: img}]}}}
 """, 'notf.yaml')
-    good = ROOT / 'deploy' / 'examples' / 'simple.yaml'
+    good = ROOT / 'deploy' / 'examples' / '11-simple.yaml'
     proc = run_cli('validate', good, two_chiefs, no_tf)
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [f'{good}: valid']
@@ -161,7 +161,7 @@ def test_local_mode_never_imports_the_operator_shell():
 
 def test_the_command_line_end_to_end(tmp_path):
     """The same commands as real processes (python -m tensorfleet_operator.local): output, exit codes."""
-    example = ROOT / 'deploy' / 'examples' / 'simple.yaml'
+    example = ROOT / 'deploy' / 'examples' / '11-simple.yaml'
     rendered = tensorfleet('render', example, '--token', 't', '--uid', 'u')
     assert rendered.returncode == 0 and [o['kind'] for o in yaml.safe_load_all(rendered.stdout)][:2] == [
         'Secret', 'Service']

@@ -11,12 +11,13 @@ from local_helpers import CLI, ROOT, cli_env, script, tfjob, write_job
 # A trainer stand-in serving the metrics contract (docs/metrics.md) until it is told to stop.
 TRAINER = """
 import os, pathlib, sys, time
-from prometheus_client import CollectorRegistry, Gauge, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 registry = CollectorRegistry()
 labels = {'job_name': 'tui', 'replica_type': 'worker', 'replica_index': '0'}
 for name, value in (('tensorfleet_train_global_step', 42), ('tensorfleet_train_target_steps', 100),
                     ('tensorfleet_train_loss', 0.125), ('tensorfleet_train_steps_per_second', 7.5)):
     Gauge(name, 'test', list(labels), registry=registry).labels(**labels).set(value)
+Counter('tensorfleet_train_steps', 'test', list(labels), registry=registry).labels(**labels).inc(42)
 start_http_server(int(os.environ['TENSORFLEET_METRICS_PORT']), addr='127.0.0.1', registry=registry)
 print('serving metrics', flush=True)
 release = pathlib.Path(sys.argv[1])
@@ -100,7 +101,7 @@ def test_live_table_shows_phase_restarts_and_trainer_metrics(tmp_path, child):
     release.write_text('')
     text = screen.wait_for(lambda t: 'TFJob tui: Succeeded (Succeeded)' in t and 'logs:' in t, what='summary')
     assert cells(text, 'worker-0')[:4] == ['worker-0', 'Succeeded', '0', '0']
-    assert 'final loss: 0.125' in text
+    assert 'final loss: 0.125 (worker-0)' in text
     proc.expect(pexpect.EOF, timeout=30)
     proc.wait()
     assert proc.exitstatus == 0

@@ -289,15 +289,23 @@ def test_every_example_command_exists():
         cmd = list(c.get('command') or []) + list(c.get('args') or [])
         assert cmd[:1] == ['python'], f'{where}: needs an explicit python command, got {cmd}'
         assert c.get('workingDir') == IMAGE_ROOT, where
+        checks = []             # (script or 'mod:NAME', its arguments)
         if cmd[1] == '-m':      # the trainer launcher (or another module of the trainer package)
             module = cmd[2]
             assert (ROOT / 'trainer' / module.replace('.', '/')).is_dir(), f'{where}: no module {module}'
-            script, rest = 'mod' + ':' + module, cmd[3:]
+            rest = cmd[3:]
+            if '--script' in rest:   # the launcher runs a script: its flags after `--` are the script's
+                split = rest.index('--') if '--' in rest else len(rest)
+                rest, script_args = rest[:split], rest[split + 1:]
+                checks.append((ROOT / rest[rest.index('--script') + 1], script_args))
+            checks.insert(0, ('mod' + ':' + module, rest))
         else:
-            script, rest = ROOT / cmd[1], cmd[2:]
-            assert script.is_file() and script.parent == ROOT / 'examples', f'{where}: {cmd[1]} does not exist'
-        help_text = _help_of(script)
-        for flag in (a for a in rest if a.startswith('--')):
-            assert flag in help_text, f'{where}: {cmd[1]} has no flag {flag}'
+            checks.append((ROOT / cmd[1], cmd[2:]))
+        for script, args in checks:
+            if not isinstance(script, str):
+                assert script.is_file() and ROOT / 'examples' in script.parents, f'{where}: {script} does not exist'
+            help_text = _help_of(script)
+            for flag in (a for a in args if a.startswith('--') and a != '--'):
+                assert flag in help_text, f'{where}: {script} has no flag {flag}'
         seen += 1
     assert seen >= 5

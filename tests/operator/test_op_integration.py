@@ -236,7 +236,7 @@ async def test_kubeflow_manifest_runs_unchanged_under_the_kubeflow_group(cluster
     import urllib.request
 
     import yaml
-    doc = yaml.safe_load((pathlib.Path(__file__).parents[2] / 'deploy/examples/simple.yaml').read_text())
+    doc = yaml.safe_load((pathlib.Path(__file__).parents[2] / 'deploy/examples/11-simple.yaml').read_text())
     doc['apiVersion'] = 'kubeflow.org/v1'       # i.e. the original Kubeflow example
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))

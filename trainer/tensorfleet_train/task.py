@@ -42,6 +42,12 @@ class Task:
         return self.index == 0 and not has_chief
 
     @property
+    def num_replicas(self) -> int:
+        """The tasks that compute gradients (chief/master and workers): SyncReplicasOptimizer's
+        `total_num_replicas`; 1 for a single process."""
+        return max(1, sum(len(self.cluster.get(job) or []) for job in ("chief", "master", "worker")))
+
+    @property
     def chief_job(self) -> Optional[str]:
         """The job the chief belongs to (`chief`, `master` or `worker`), None without a cluster."""
         for job in ("chief", "master"):

@@ -134,6 +134,14 @@ class Telemetry:
         if self.metrics is not None:
             self.metrics.set_loss(value)
 
+    def stale_gradients(self, count: int) -> None:
+        if self.metrics is not None and count > 0 and hasattr(self.metrics, "record_stale_gradients"):
+            self.metrics.record_stale_gradients(count)
+
+    def barrier_wait(self, seconds: float) -> None:
+        if self.metrics is not None and hasattr(self.metrics, "record_barrier_wait"):
+            self.metrics.record_barrier_wait(seconds)
+
     def ps_variable_bytes(self, nbytes: int) -> None:
         if self.metrics is not None:
             self.metrics.set_ps_variable_bytes(nbytes)

@@ -18,18 +18,20 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, Optional
 
 import tensorfleet as _tensorfleet
 
 from . import checkpoints, models, runlog, startup
 from .exit_codes import ExitCode, LauncherExit
+from .sync_step import BarrierStep
 from .task import Task
 
 tf: Any = _tensorfleet   # its namespace is filled at import time: no static attributes
 
 RECOVERABLE_ERRORS = (tf.errors.UnavailableError, tf.errors.AbortedError, tf.errors.DeadlineExceededError)
 INIT_POLL_SECONDS = 0.25
+SYNC_THREADS_GRACE = 2.0   # seconds the sync queue runner's threads get to stop after training
 
 
 class _Progress:
@@ -87,7 +89,7 @@ class _Placement:
 
 def _uninitialized_op():
     if hasattr(tf, "report_uninitialized_variables"):
-        return tf.report_uninitialized_variables()
+        return tf.report_uninitialized_variables(tf.global_variables())
     return [tf.is_variable_initialized(v) for v in tf.global_variables()]
 
 
@@ -105,6 +107,11 @@ class Trainer:
         self.data = models.load_data(args.data, seed=task.index)
         self.checkpoint_dir: str = (args.checkpoint_dir or "") if self.is_chief else ""   # "": no checkpoints
         self._saved: tuple = (-1, None)   # (global step, path) of the last checkpoint written
+        self.sync_optimizer: Any = None   # the SyncReplicasOptimizer with --sync-replicas
+        self.sync_hook: Any = None
+        self.stale_op: Any = None   # the chief: stale gradient pushes dropped so far, if the optimizer counts them
+        self._stale_seen = 0
+        self.barrier: Optional[BarrierStep] = None
         self.graph = tf.Graph()
         with self.graph.as_default():
             tf.set_random_seed(0)
@@ -115,21 +122,41 @@ class Trainer:
                 # how many non-chief workers have finished (lives with the variables; never checkpointed)
                 self.workers_done = tf.Variable(0, trainable=False, name="tensorfleet_workers_done")
                 self.mark_done = tf.assign_add(self.workers_done, 1)
+                if self.sync_optimizer is not None:    # the step split at the barrier, to time the wait
+                    self.barrier = BarrierStep.build(self.sync_optimizer, self.model.train_op, self.model.global_step)
+            if self.sync_optimizer is not None:   # its local init, tokens and (chief) queue runner ops
+                self.sync_hook = self.sync_optimizer.make_session_run_hook(self.is_chief, num_tokens=-1)
+                self.sync_hook.begin()
+                if self.is_chief and hasattr(self.sync_optimizer, "stale_gradients"):   # tensorfleet's extension
+                    self.stale_op = self.sync_optimizer.stale_gradients()
             model_vars = [v for v in tf.global_variables() if v is not self.workers_done]
             self.init_op = tf.global_variables_initializer()
             self.init_done_counter = tf.variables_initializer([self.workers_done])
+            # global variables only: the sync optimizer's local step is each task's own (its local init op)
             self.uninitialized = _uninitialized_op()
             self.saver = (tf.train.Saver(var_list=model_vars, max_to_keep=args.keep_checkpoints)
                           if self.checkpoint_dir else None)
             self.summary_op, self.summary_writer = self._summaries()
 
     def _sync_wrapper(self):
+        """`--sync-replicas`: wraps the model's optimizer in `tf.train.SyncReplicasOptimizer` (TF 1.15): every
+        global step averages `--replicas-to-aggregate` gradients (default: every chief/worker task); the chief's
+        queue runner applies them and hands out the tokens the replicas wait for."""
         if not self.args.sync_replicas:
             return None
         if not hasattr(tf.train, "SyncReplicasOptimizer"):
             raise LauncherExit(ExitCode.BAD_ARGUMENTS, "--sync-replicas: this tensorfleet build has no "
                                                        "tf.train.SyncReplicasOptimizer yet (issue 11)")
-        raise LauncherExit(ExitCode.BAD_ARGUMENTS, "--sync-replicas is not wired into the launcher yet")
+        total = self.task.num_replicas
+        aggregate = self.args.replicas_to_aggregate or total
+
+        def wrap(opt):
+            self.sync_optimizer = tf.train.SyncReplicasOptimizer(opt, replicas_to_aggregate=aggregate,
+                                                                 total_num_replicas=total)
+            return self.sync_optimizer
+        runlog.log("sync_replicas", f"averaging {aggregate} gradient(s) a step from {total} replica(s)",
+                   replicas_to_aggregate=aggregate, total_num_replicas=total)
+        return wrap
 
     def _summaries(self):
         """Loss and accuracy scalars written by the chief to the checkpoint directory (TensorBoard)."""
@@ -197,42 +224,74 @@ class Trainer:
         return int(sess.run(self.model.global_step))
 
     def _session(self) -> int:
-        args, model = self.args, self.model
         with tf.Session(self.placement.target, graph=self.graph, config=self.placement.config) as sess:
             step = self._prepare(sess)
             if step < 0:
                 return self.shutdown.exit_code
-            runlog.log("training", f"training {args.model} from global step {step} to {args.steps}",
-                       global_step=step, target_steps=args.steps)
-            self.telemetry.global_step(step)
-            progress, local_steps, last_saved = _Progress(), 0, step
-            while step < args.steps and not self.shutdown.requested:
-                xs, ys = self.data.train.next_batch(args.batch_size)
-                feeds = {model.x: xs, model.labels: ys, **model.train_feeds}
-                log_now = (local_steps + 1) % args.log_every == 0
-                fetches = [model.train_op, model.loss, model.step_after_train]
-                if log_now and self.summary_op is not None:
-                    fetches.append(self.summary_op)
-                started = time.perf_counter()
-                out = sess.run(fetches, feeds)
-                seconds = time.perf_counter() - started
-                loss, step = float(out[1]), int(out[2])
-                local_steps += 1
-                progress.add(len(ys))
-                self.telemetry.step(seconds, len(ys), loss, step)
-                if log_now:
-                    steps_per_sec, examples_per_sec = progress.rates()
-                    self.telemetry.rates(steps_per_sec, examples_per_sec)
-                    runlog.log("progress", "", global_step=step, loss=loss, examples_per_sec=round(examples_per_sec, 1),
-                               steps_per_sec=round(steps_per_sec, 2))
-                    progress.reset()
-                    if self.summary_op is not None:
-                        self.summary_writer.add_summary(out[3], step)
-                if self.saver and args.save_checkpoint_steps and step - last_saved >= args.save_checkpoint_steps:
-                    self._saved = (step, checkpoints.save(self.saver, sess, self.checkpoint_dir, step,
-                                                          self.telemetry, "periodic"))
-                    last_saved = step
-            return self._finish(sess, step, local_steps)
+            coord = self._start_sync(sess)
+            try:
+                return self._train_loop(sess, step, coord)
+            finally:
+                _stop_threads(coord)
+
+    def _start_sync(self, sess):
+        """With --sync-replicas: the hook's `after_create_session` runs the local step's init op (the chief's
+        also resets the accumulators), and on the chief puts the first tokens in the queue and starts the
+        queue runner that applies each step's averaged gradients. Returns the coordinator of its threads."""
+        if self.sync_hook is None:
+            return None
+        coord = tf.train.Coordinator()
+        self.sync_hook.after_create_session(sess, coord)
+        return coord
+
+    def _train_loop(self, sess, step: int, coord=None) -> int:
+        args, model = self.args, self.model
+        runlog.log("training", f"training {args.model} from global step {step} to {args.steps}",
+                   global_step=step, target_steps=args.steps)
+        self.telemetry.global_step(step)
+        progress, local_steps, last_saved = _Progress(), 0, step
+        while step < args.steps and not self.shutdown.requested:
+            if coord is not None and coord.should_stop():   # the sync queue runner failed (a lost ps...)
+                coord.raise_requested_exception()
+            xs, ys = self.data.train.next_batch(args.batch_size)
+            feeds = {model.x: xs, model.labels: ys, **model.train_feeds}
+            log_now = (local_steps + 1) % args.log_every == 0
+            fetches = [model.loss]
+            if log_now and self.summary_op is not None:
+                fetches.append(self.summary_op)
+            started = time.perf_counter()
+            if self.barrier is not None:
+                out, step, waited = self.barrier.run(sess, fetches, feeds)
+                self.telemetry.barrier_wait(waited)
+            else:
+                *out, step = sess.run([model.train_op, *fetches, model.step_after_train], feeds)[1:]
+            seconds = time.perf_counter() - started
+            loss, step = float(out[0]), int(step)
+            local_steps += 1
+            progress.add(len(ys))
+            self.telemetry.step(seconds, len(ys), loss, step)
+            if log_now:
+                self._read_stale(sess)
+                steps_per_sec, examples_per_sec = progress.rates()
+                self.telemetry.rates(steps_per_sec, examples_per_sec)
+                runlog.log("progress", "", global_step=step, loss=loss, examples_per_sec=round(examples_per_sec, 1),
+                           steps_per_sec=round(steps_per_sec, 2))
+                progress.reset()
+                if self.summary_op is not None:
+                    self.summary_writer.add_summary(out[1], step)
+            if self.saver and args.save_checkpoint_steps and step - last_saved >= args.save_checkpoint_steps:
+                self._saved = (step, checkpoints.save(self.saver, sess, self.checkpoint_dir, step,
+                                                      self.telemetry, "periodic"))
+                last_saved = step
+        return self._finish(sess, step, local_steps)
+
+    def _read_stale(self, sess) -> None:
+        """The chief: the sync optimizer's count of stale gradient pushes dropped so far, into the metric."""
+        if self.stale_op is None:
+            return
+        count = int(sess.run(self.stale_op))
+        self.telemetry.stale_gradients(count - self._stale_seen)
+        self._stale_seen = max(self._stale_seen, count)
 
     def _finish(self, sess, step: int, local_steps: int) -> int:
         stopped = self.shutdown.requested
@@ -256,7 +315,12 @@ class Trainer:
         if stopped:
             runlog.log("stopped", "stopped by a signal", global_step=step, exit_code=self.shutdown.exit_code)
             return self.shutdown.exit_code
-        runlog.log("done", "", global_step=step, local_steps=local_steps)
+        if self.stale_op is not None and not self.task.is_distributed:
+            self._read_stale(sess)
+        if self.stale_op is not None:
+            runlog.log("done", "", global_step=step, local_steps=local_steps, stale_gradients=self._stale_seen)
+        else:
+            runlog.log("done", "", global_step=step, local_steps=local_steps)
         return ExitCode.SUCCESS
 
     def _release_cluster(self, sess) -> None:
@@ -270,6 +334,7 @@ class Trainer:
         while done < others and time.monotonic() < deadline and not self.shutdown.requested:
             self.shutdown.event.wait(INIT_POLL_SECONDS)
             done = int(sess.run(self.workers_done))
+        self._read_stale(sess)     # every push is in once the others have finished: the final count
         runlog.log("workers_finished", f"{done} of {others} other worker(s) finished", finished=done, workers=others)
         master: Any = getattr(self.placement.server, "master", None)
         if self.task.cluster.get("ps") and hasattr(master, "shutdown_tasks"):
@@ -279,6 +344,18 @@ class Trainer:
     def close(self) -> None:
         if self.placement.server is not None and hasattr(self.placement.server, "stop"):
             self.placement.server.stop()
+
+
+def _stop_threads(coord) -> None:
+    """Stops the sync queue runner's threads (bounded: a thread blocked on a ps that is gone is a daemon and
+    is left behind; an error it reported after the end of training is only logged)."""
+    if coord is None:
+        return
+    coord.request_stop()
+    try:
+        coord.join(stop_grace_period_secs=SYNC_THREADS_GRACE, ignore_live_threads=True)
+    except Exception as e:   # noqa: BLE001 - the queue runner's error once training is over
+        runlog.log("sync_stopped", f"sync queue runner: {type(e).__name__}: {e}", level=logging.DEBUG)
 
 
 def train(args, task: Task, shutdown, telemetry) -> int:

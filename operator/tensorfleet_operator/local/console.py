@@ -5,7 +5,10 @@ Fed by ``runner.py`` (job status and pods after each reconcile) and by
 ``--no-tui``) a ``rich`` live table of the replicas (phase, restarts, exit code,
 and from each trainer's metrics endpoint the global step, loss and steps/s) and a
 progress bar (when a trainer says how many steps it trains to) sit under the
-scrolling ``[worker-0]`` lines; otherwise lines are plain. :class:`MetricsReader`
+scrolling ``[worker-0]`` lines; otherwise lines are plain. The summary's final
+loss is the chief's last scraped loss (a replica that has not trained serves a
+loss of 0: ignored) and its test accuracy the chief's ``test ... accuracy`` line.
+:class:`MetricsReader`
 scrapes ``http://127.0.0.1:<TENSORFLEET_METRICS_PORT>/metrics`` of every running
 replica once a second (bounded timeout; a replica serving none shows ``-``).
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -33,7 +37,14 @@ GLOBAL_STEP = 'tensorfleet_train_global_step'
 TARGET_STEPS = 'tensorfleet_train_target_steps'
 STEPS_PER_SECOND = 'tensorfleet_train_steps_per_second'
 LOSS = 'tensorfleet_train_loss'
-SCRAPED = (GLOBAL_STEP, TARGET_STEPS, STEPS_PER_SECOND, LOSS)
+STEPS_TOTAL = 'tensorfleet_train_steps_total'    # > 0: the replica has trained, so its loss is a real one
+SCRAPED = (GLOBAL_STEP, TARGET_STEPS, STEPS_PER_SECOND, LOSS, STEPS_TOTAL)
+# The chief's final test evaluation in its output: the launcher's `test ... accuracy=0.97` (text) or
+# `"event": "test", ... "accuracy": 0.97` (JSON) line, or an example script's `test accuracy: 0.97` or
+# `test_accuracy=0.97`.
+TEST_ACCURACY = re.compile(r'\btest(?:_|\b.*?\b)accuracy\b["\']?\s*[=:]\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)')
+# Who reports the job's final numbers: the chief (or legacy master), else worker 0 (the operator's rule).
+CHIEF_ORDER = ('chief-0', 'master-0', 'worker-0')
 SCRAPE_INTERVAL = 1.0
 SCRAPE_TIMEOUT = 0.5
 MAX_SCRAPE_BYTES = 4 << 20
@@ -112,6 +123,11 @@ class ReplicaRow:
     exit_code: int | None
 
 
+def _chief_first(label: str) -> tuple[int, str]:
+    """Sort key: the chief (chief, master, else worker 0), then the other replicas by name."""
+    return (CHIEF_ORDER.index(label) if label in CHIEF_ORDER else len(CHIEF_ORDER), label)
+
+
 def _fmt(value: float | None, spec: str) -> str:
     return '-' if value is None else format(value, spec)
 
@@ -132,6 +148,7 @@ class RunConsole:
         self._lock = threading.Lock()
         self._live: Live | None = None
         self.closed = False
+        self.accuracy: dict[str, float] = {}      # replica label -> the last test accuracy it printed
 
     def start(self) -> None:
         if self.tui:
@@ -166,6 +183,9 @@ class RunConsole:
 
     def line(self, label: str, text: str) -> None:
         """One output line of a replica, prefixed ``[label]``."""
+        found = TEST_ACCURACY.search(text)
+        if found:
+            self.accuracy[label] = float(found.group(1))
         self._emit(f'[{label}] {text}', Text.assemble((f'[{label}] ', self._colour(label)), text))
 
     def note(self, text: str, style: str = 'bold') -> None:
@@ -208,8 +228,21 @@ class RunConsole:
                                                                                    width=50)))
         return Group(*parts)
 
-    def final_loss(self) -> float | None:
-        for label in sorted(self.metrics.values, key=lambda lab: (not lab.startswith('chief'), lab)):
-            if LOSS in self.metrics.values[label]:
-                return self.metrics.values[label][LOSS]
-        return None
+    def final_loss(self) -> tuple[str, float] | None:
+        """(replica, loss) of the last loss the chief scraped (chief, master, else worker 0), or of another
+        trained worker when the chief never trained; None when no replica reported a step. A replica that has
+        not trained (a ps, a trainer before its first step) serves a loss of 0, which is no loss at all."""
+        values = self.metrics.values
+        trained = [lab for lab, m in values.items()
+                   if LOSS in m and m.get(STEPS_TOTAL, 0) > 0 and not lab.startswith(('ps-', 'evaluator-'))]
+        if not trained:
+            return None
+        label = min(trained, key=_chief_first)
+        return label, values[label][LOSS]
+
+    def final_accuracy(self) -> tuple[str, float] | None:
+        """(replica, accuracy) of the chief's test evaluation line, else of any replica that printed one."""
+        if not self.accuracy:
+            return None
+        label = min(self.accuracy, key=_chief_first)
+        return label, self.accuracy[label]

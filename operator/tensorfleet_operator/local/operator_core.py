@@ -6,35 +6,26 @@ Everything it uses is re-exported here and nowhere else is the core imported, so
 a move of the core changes only this file. Nothing here imports the operator's
 shell (kopf, aiohttp, the kube client, handlers, metrics).
 
-The core lives in ``tensorfleet_operator.core`` (api, spec, children, observe,
-conditions, plan, crd); until that move is on every branch, the modules are
-also found at their earlier place, ``tensorfleet_operator.<module>``.
+The core is ``tensorfleet_operator.core`` (api, spec, children, conditions, plan,
+crd); nothing else of the operator is imported.
 """
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-
-def _core_module(name: str) -> ModuleType:
-    try:
-        return importlib.import_module(f'{__package__.rsplit(".", 1)[0]}.core.{name}')
-    except ModuleNotFoundError:
-        return importlib.import_module(f'{__package__.rsplit(".", 1)[0]}.{name}')
-
-
-api = _core_module('api')
-_spec = _core_module('spec')
-_children = _core_module('children')
-_conditions = _core_module('conditions')
-_plan = _core_module('plan')
-_crd = _core_module('crd')
+from ..core import api
+from ..core import children as _children
+from ..core import conditions as _conditions
+from ..core import crd as _crd
+from ..core import plan as _plan
+from ..core import spec as _spec
+from ..core.plan import Plan as Plan          # (re-exported types, for annotations)
+from ..core.spec import JobSpec as JobSpec
 
 # Names and constants (api).
 CONTAINER_NAME: str = api.CONTAINER_NAME
 DEFAULT_GROUP: str = api.DEFAULT_GROUP
-KUBEFLOW_GROUP: str = getattr(api, 'KUBEFLOW_GROUP', 'kubeflow.org')
+KUBEFLOW_GROUP: str = api.KUBEFLOW_GROUP
 VERSION: str = api.VERSION
 KIND: str = api.KIND
 ENV_CUDA_VISIBLE_DEVICES: str = api.ENV_CUDA_VISIBLE_DEVICES
@@ -66,13 +57,6 @@ is_true: Any = _conditions.is_true
 timestamp: Any = _conditions.timestamp
 reconcile: Any = _plan.reconcile
 open_api_schema: Any = _crd.open_api_schema
-
-if TYPE_CHECKING:       # the types, for annotations (Any where the checker cannot find the core's place)
-    from ..core.plan import Plan
-    from ..core.spec import JobSpec
-else:
-    JobSpec = _spec.JobSpec
-    Plan = _plan.Plan
 
 # Groups whose TFJobs the core understands (ours and Kubeflow's drop-in one).
 API_VERSIONS = (f'{DEFAULT_GROUP}/{VERSION}', f'{KUBEFLOW_GROUP}/{VERSION}')

@@ -7,7 +7,10 @@ machine's GPUs when it asks for ``nvidia.com/gpu`` (more than exist is a
 :class:`UsageError`). :func:`launch_spec` then reads one pod manifest (the
 ``tensorflow`` container's command/args/env/workingDir; the image is ignored)
 and resolves what a kubelet would: TF_CONFIG rewritten to the local ports, the
-RPC token from the job's Secret, downward-API fields, ``$(VAR)`` references.
+RPC token from the job's Secret, downward-API fields, ``$(VAR)`` references, and
+``HOSTNAME`` set to the pod's name as a container runtime sets it (the trainer's
+``job_name`` metrics label comes from it, as in a pod: the operator injects no
+job-name variable).
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from .manifest import UsageError
 
 ENV_PROCESSES_PER_HOST = 'TENSORFLEET_PROCESSES_PER_HOST'
 ENV_GPUS = 'TENSORFLEET_GPUS'        # overrides the device list (tests simulate GPUs with it)
+ENV_HOSTNAME = 'HOSTNAME'            # a container's is its pod's name: the trainer reads the job name from it
 LOCALHOST = '127.0.0.1'
 _VAR_REF = re.compile(r'\$\$|\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)')
 PYTHON_NAMES = ('python', 'python3')
@@ -210,6 +214,8 @@ def launch_spec(pod: dict[str, Any], job: core.JobSpec, placement: Placement, py
             value = local_tf_config(value, job.name, placement.tf_ports)
         env[key] = _expand(value, env)
     env[core.ENV_METRICS_PORT] = str(placement.metrics_ports[name])
+    if not _user_sets(template_tf, ENV_HOSTNAME):      # as the container runtime does in a pod
+        env[ENV_HOSTNAME] = name
     if not _user_sets(template_tf, core.ENV_CUDA_VISIBLE_DEVICES):
         env[core.ENV_CUDA_VISIBLE_DEVICES] = placement.gpus.get(name, '')   # GPU-less replicas see none
     if not _user_sets(template_tf, ENV_PROCESSES_PER_HOST):

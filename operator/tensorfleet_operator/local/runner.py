@@ -281,9 +281,11 @@ class LocalRun:
         for row in self._rows():
             end = self.ends.get(row.label, 'never ran' if row.phase == 'Pending' else '-')
             lines.append(f'  {row.label:<12} {row.phase:<24} restarts {row.restarts:<3} ({end})')
-        loss = self.console.final_loss()
+        loss, accuracy = self.console.final_loss(), self.console.final_accuracy()
         if loss is not None:
-            lines.append(f'  final loss: {loss:.4g}')
+            lines.append(f'  final loss: {loss[1]:.4g} ({loss[0]})')
+        if accuracy is not None:
+            lines.append(f'  test accuracy: {accuracy[1]:.4g} ({accuracy[0]})')
         lines.append(f'  logs: {self.run_dir.path}/<replica>.log   status: {self.run_dir.path}/status.yaml')
         try:
             print('\n'.join(lines), flush=True)
