@@ -70,6 +70,10 @@ def start_holders(tmp_path, reaper, grace=1):
     for info in infos.values():
         assert live_group_members(info['pgid']) and info['child'] in live_group_members(info['pgid'])
         assert port_in_use(info['port'])
+    # The processes print READY before the runner's next reconcile records the job as Running: wait for that.
+    from local_helpers import tensorfleet
+    wait_for(lambda: 'Running' in tensorfleet('status', run_dir).stdout.splitlines()[0], timeout=60,
+             interval=0.2, what='job Running in the run directory')
     return proc, infos, run_dir
 
 
