@@ -50,6 +50,7 @@ from .ordering import order, prune
 from .plan import (HOST, Node, NodeFailed, NodeKind, Plan, Transfer, TransferFactory, bind_kernels, build_plan,
                    copy_transfers, insert_transfers, place, plan_for_ops)
 from .counters import ExecutorStatistics, statistics
+from . import control_flow_kernels  # noqa: F401  (registers the If/While kernels)
 
 __all__ = ["ExecutionPlan", "ExecutorStatistics", "HOST", "Node", "NodeFailed", "NodeKind", "Plan", "Transfer",
            "TransferFactory", "bind_kernels", "build_plan", "copy_transfers", "insert_transfers", "order", "place",

@@ -1,0 +1,123 @@
+"""Kernels of the functional control-flow ops `If`, `While` and `WhileGrad`: bodies run as sub-plans.
+
+Executor layer (a kernel here must build and run plans, which the kernels layer
+below cannot). Each `Function` attribute of a node gets one sub-plan, built at
+its first call with `plan.build_plan(outputs, feeds=inputs)` on the session's
+resources and run with the sequential strategy (`sequential.SequentialRun`:
+Const values cached, compiled to straight-line code from its second run). The
+outer plan sees one node, so plans without control flow are untouched.
+
+- `If`: runs the taken branch only.
+- `While`: runs cond, then body, until cond is false or `maximum_iterations`;
+  each body result is checked against the loop's shape invariants.
+- `WhileGrad`: re-runs the forward loop keeping every iteration's loop
+  variables (memory: iterations x loop-variable sizes), then walks the
+  iterations backwards through the body's gradient function, summing the
+  gradients of captured tensors.
+Errors raised inside a body name the body's node and the functional op.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import errors
+from ..kernels.registry import register_kernel
+from .plan import NodeFailed, build_plan
+from .sequential import SequentialRun
+
+_CACHE_KEY = "__control_flow_subplans"
+
+
+def _run(ctx, fn, args: list, what: str) -> list:
+    """`fn`'s outputs for inputs `args`, with the node's cached sub-plan for `fn`."""
+    cache = ctx.attrs.get(_CACHE_KEY)
+    if cache is None:
+        cache = ctx.attrs[_CACHE_KEY] = {}
+    run = cache.get(id(fn))
+    if run is None:
+        plan = build_plan(list(fn.outputs), list(fn.inputs), [], ctx.resources)
+        run = cache[id(fn)] = (SequentialRun(plan), plan.fetch_slots, fn)  # fn kept: id() stays unique
+    seq, slots, _ = run
+    try:
+        vals = seq.run(args)
+    except NodeFailed as f:
+        raise _body_error(ctx, f, what) from None
+    return [vals[s] for s in slots]
+
+
+def _body_error(ctx, failure: NodeFailed, what: str) -> errors.OpError:
+    node, e = failure.node, failure.error
+    where = f"in {what} of {ctx.op.type} '{ctx.op.name}'"
+    if isinstance(e, errors.OpError):
+        err = type(e)(e.node_def, e.op or node.op, f"{e.message} ({where})")
+        err.error_code = e.error_code
+        return err
+    if not isinstance(e, Exception):
+        raise e
+    return errors.InvalidArgumentError(None, node.op, f"{type(e).__name__}: {e}\n\t [[node {node.name} "
+                                                      f"(op: {node.op.type}) {where}]]")
+
+
+@register_kernel("If", devices=("CPU",))
+def if_kernel(ctx, pred, *args):
+    taken = "then_branch" if bool(np.asarray(pred)) else "else_branch"
+    outs = _run(ctx, ctx.attrs[taken], list(args), taken)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _check_invariants(ctx, values: list, it: int) -> None:
+    for k, (v, inv) in enumerate(zip(values, ctx.attrs["shapes"], strict=True)):
+        if inv.ndims is None:
+            continue
+        shape = np.shape(v)
+        if len(shape) != inv.ndims or any(d is not None and d != s for d, s in zip(inv.as_tuple(), shape,
+                                                                                   strict=True)):
+            raise errors.InvalidArgumentError(
+                None, ctx.op, f"Loop variable {k} of while loop '{ctx.op.name}' has shape {list(shape)} after "
+                              f"iteration {it + 1}, which is not compatible with its shape invariant {inv}")
+
+
+def _forward(ctx, args, history=None) -> list:
+    """The loop; appends each iteration's input loop variables to `history` when given."""
+    has_max, n = int(ctx.attrs["has_max"]), ctx.attrs["num_vars"]
+    limit = int(args[0]) if has_max else None
+    loop_vars, caps = list(args[has_max:has_max + n]), list(args[has_max + n:])
+    cond, body = ctx.attrs["cond"], ctx.attrs["body"]
+    it = 0
+    while (limit is None or it < limit) and bool(np.asarray(_run(ctx, cond, loop_vars + caps, "cond")[0])):
+        if history is not None:
+            history.append(loop_vars)
+        loop_vars = _run(ctx, body, loop_vars + caps, "body")
+        _check_invariants(ctx, loop_vars, it)
+        it += 1
+    return loop_vars
+
+
+@register_kernel("While", devices=("CPU",))
+def while_kernel(ctx, *args):
+    out = _forward(ctx, args)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@register_kernel("WhileGrad", devices=("CPU",))
+def while_grad_kernel(ctx, *args):
+    """Inputs: [max,] loop vars, captured, output grads of the differentiable loop vars."""
+    has_max, n, nd = int(ctx.attrs["has_max"]), ctx.attrs["num_vars"], ctx.attrs["num_diff_vars"]
+    fwd_args, dys = args[:len(args) - nd], list(args[len(args) - nd:])
+    caps = list(fwd_args[has_max + n:])
+    diff_caps = ctx.attrs["diff_caps"]
+    history: list = []
+    _forward(ctx, fwd_args, history)
+    grad_fn = ctx.attrs["body_grad"]
+    cap_grads: list = [None] * len(diff_caps)
+    for loop_vars in reversed(history):
+        outs = _run(ctx, grad_fn, loop_vars + caps + dys, "body gradient")
+        dys = outs[:nd]
+        for j, g in enumerate(outs[nd:]):
+            cap_grads[j] = g if cap_grads[j] is None else cap_grads[j] + g
+    history.clear()
+    for j, c in enumerate(diff_caps):
+        if cap_grads[j] is None:
+            cap_grads[j] = np.zeros_like(caps[c])
+    out = [np.asarray(d) for d in dys] + cap_grads
+    return out[0] if len(out) == 1 else tuple(out)
