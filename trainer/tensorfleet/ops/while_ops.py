@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..default_graph import convert_to_tensor, get_default_graph
 from ..tensor_shape import as_shape
-from .functional_ops import (assert_same_structure, captured_union, check_bool_scalar, function_of, is_nested,
+from .functional_ops import (captured_union, check_bool_scalar, function_of, is_nested,
                              make_functional_op, nest_flatten, nest_pack, outer_controls, shape_less_or_equal,
                              to_graph_tensors, trace)
 
@@ -80,8 +80,10 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         bg, b_phs, b_res = trace(scope + "body", body, specs, structure, unpack=True)
         if not is_nested(b_res):
             b_res = [b_res]
-        assert_same_structure(list(structure), list(b_res), f"tf.while_loop '{label}': loop_vars and body's result")
         outs = to_graph_tensors(bg, nest_flatten(b_res), "while_loop body")
+        if len(outs) != len(flat):  # TF checks the flat count only; the result takes the body's structure
+            raise ValueError(f"Number of inputs and outputs of body must match loop_vars: {len(flat)}, {len(outs)} "
+                             f"(tf.while_loop '{label}')")
         for t, o, s in zip(flat, outs, shapes, strict=True):
             if o.dtype is not t.dtype:
                 raise TypeError(f"Loop variable {t.name} of tf.while_loop '{label}' enters the loop as "
@@ -97,7 +99,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                  "has_max": maximum_iterations is not None, "back_prop": bool(back_prop),
                  "parallel_iterations": int(parallel_iterations)}
         op = make_functional_op("While", inputs + flat + union, attrs, outer_controls([cg, bg]), scope)
-    res = nest_pack(structure, op.outputs)
-    if single or (not return_same_structure and len(flat) == 1):
-        return op.outputs[0]
-    return res
+    res = nest_pack(b_res, op.outputs)
+    if return_same_structure:
+        return res
+    return op.outputs[0] if len(flat) == 1 else res
