@@ -26,7 +26,9 @@ __all__ = ["map_fn", "scan", "foldl", "foldr"]
 
 def _acc_shape(op):
     acc, _, value, _ = op.inputs
-    return [(acc.dtype, TensorShape([None]).concatenate(value.shape))]
+    rows = acc.shape.as_tuple()[0] if acc.shape.ndims else None
+    shape = TensorShape([rows or None]).concatenate(value.shape)  # an empty accumulator gets n rows
+    return [(acc.dtype, acc.shape.merge_with(shape) if rows else shape)]
 
 
 register_op("LoopAccumulatorWrite", _acc_shape)
@@ -37,6 +39,13 @@ register_op("LoopAccumulatorWriteGrad", lambda op: [(op.inputs[0].dtype, op.inpu
 def _acc_write_grad(op, grad):
     acc, index, _, _ = op.inputs
     return [make_tensor("LoopAccumulatorWriteGrad", [grad, index, acc]), None, gather(grad, index), None]
+
+
+@register_gradient("LoopAccumulatorWriteGrad")
+def _acc_write_grad_grad(op, grad):
+    """The op is linear in its gradient input: zero the same row again."""
+    _, index, acc = op.inputs
+    return [make_tensor("LoopAccumulatorWriteGrad", [grad, index, acc]), None, None]
 
 
 def _accumulator_write(acc, index, value, n):

@@ -25,7 +25,7 @@ from ..default_graph import convert_to_tensor, get_default_graph
 from ..func_graph import FuncGraph, Function
 from ..graph import Operation, Tensor
 from ..tensor_shape import TensorShape
-from .common import register_op
+from .common import NotDifferentiable, register_op
 
 
 # -- nest -----------------------------------------------------------------------------------------
@@ -168,6 +168,8 @@ def _while_grad_shape(op: Operation):
 register_op("If", _if_shape, stateful=True, expensive=True)
 register_op("While", _while_shape, stateful=True, expensive=True)
 register_op("WhileGrad", _while_grad_shape, stateful=True, expensive=True)
+# KNOWN GAP: no second derivatives through tf.while_loop (docs/control-flow.md)
+NotDifferentiable("WhileGrad")
 
 
 def make_functional_op(op_type: str, inputs: list, attrs: dict, controls: list, name: str) -> Operation:
