@@ -113,3 +113,16 @@ class Function:
 
     def __repr__(self):
         return f"<Function '{self.name}' {len(self.inputs)} inputs, {len(self.outputs)} outputs>"
+
+
+def attr_operations(op: Operation) -> list:
+    """Operations `op`'s attributes name, including those named inside the bodies it holds (e.g. a variable a
+    cond branch assigns): the distributed partitioner ships those variables with the op."""
+    out: list = []
+    for v in op.attrs.values():
+        if isinstance(v, Operation):
+            out.append(v)
+        elif isinstance(v, Function):
+            for inner in v.graph.get_operations():
+                out.extend(o for o in attr_operations(inner) if o.graph is not v.graph and o not in out)
+    return out
