@@ -9,7 +9,8 @@ outer plan sees one node, so plans without control flow are untouched.
 
 - `If`: runs the taken branch only.
 - `While`: runs cond, then body, until cond is false or `maximum_iterations`;
-  each body result is checked against the loop's shape invariants.
+  the first body result of a run is checked against the loop's shape
+  invariants (graph construction already checked the static shapes).
 - `WhileGrad`: re-runs the forward loop keeping every iteration's loop
   variables (memory: iterations x loop-variable sizes), then walks the
   iterations backwards through the body's gradient function, summing the
@@ -28,21 +29,29 @@ from .sequential import SequentialRun
 _CACHE_KEY = "__control_flow_subplans"
 
 
-def _run(ctx, fn, args: list, what: str) -> list:
-    """`fn`'s outputs for inputs `args`, with the node's cached sub-plan for `fn`."""
+def _runner(ctx, fn, what: str):
+    """A callable args -> outputs of `fn`, over the node's cached sub-plan for `fn`."""
     cache = ctx.attrs.get(_CACHE_KEY)
     if cache is None:
         cache = ctx.attrs[_CACHE_KEY] = {}
-    run = cache.get(id(fn))
-    if run is None:
+    entry = cache.get(id(fn))
+    if entry is None:
         plan = build_plan(list(fn.outputs), list(fn.inputs), [], ctx.resources)
-        run = cache[id(fn)] = (SequentialRun(plan), plan.fetch_slots, fn)  # fn kept: id() stays unique
-    seq, slots, _ = run
-    try:
-        vals = seq.run(args)
-    except NodeFailed as f:
-        raise _body_error(ctx, f, what) from None
-    return [vals[s] for s in slots]
+        seq, slots = SequentialRun(plan), plan.fetch_slots
+
+        def call(args: list) -> list:
+            try:
+                vals = seq.run(args)
+            except NodeFailed as f:
+                raise _body_error(ctx, f, what) from None
+            return [vals[s] for s in slots]
+
+        entry = cache[id(fn)] = (call, fn)  # fn kept alive: its id() stays unique
+    return entry[0]
+
+
+def _run(ctx, fn, args: list, what: str) -> list:
+    return _runner(ctx, fn, what)(args)
 
 
 def _body_error(ctx, failure: NodeFailed, what: str) -> errors.OpError:
@@ -65,16 +74,25 @@ def if_kernel(ctx, pred, *args):
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def _check_invariants(ctx, values: list, it: int) -> None:
-    for k, (v, inv) in enumerate(zip(values, ctx.attrs["shapes"], strict=True)):
-        if inv.ndims is None:
-            continue
-        shape = np.shape(v)
-        if len(shape) != inv.ndims or any(d is not None and d != s for d, s in zip(inv.as_tuple(), shape,
-                                                                                   strict=True)):
+def _invariant_checks(ctx) -> tuple:
+    """Per loop variable with a known-rank invariant: (index, rank, ((dim, size), ...) of the known dims)."""
+    checks = ctx.attrs.get("__invariant_checks")
+    if checks is None:
+        checks = ctx.attrs["__invariant_checks"] = tuple(
+            (k, inv.ndims, tuple((d, s) for d, s in enumerate(inv.as_tuple()) if s is not None))
+            for k, inv in enumerate(ctx.attrs["shapes"]) if inv.ndims is not None)
+    return checks
+
+
+def _check_invariants(ctx, checks: tuple, values: list, it: int) -> None:
+    """The static shape inference already guarantees these; a cheap net for shape functions that are too loose."""
+    for k, rank, dims in checks:
+        shape = np.shape(values[k])
+        if len(shape) != rank or any(shape[d] != s for d, s in dims):
             raise errors.InvalidArgumentError(
                 None, ctx.op, f"Loop variable {k} of while loop '{ctx.op.name}' has shape {list(shape)} after "
-                              f"iteration {it + 1}, which is not compatible with its shape invariant {inv}")
+                              f"iteration {it + 1}, which is not compatible with its shape invariant "
+                              f"{ctx.attrs['shapes'][k]}")
 
 
 def _forward(ctx, args, history=None) -> list:
@@ -82,13 +100,14 @@ def _forward(ctx, args, history=None) -> list:
     has_max, n = int(ctx.attrs["has_max"]), ctx.attrs["num_vars"]
     limit = int(args[0]) if has_max else None
     loop_vars, caps = list(args[has_max:has_max + n]), list(args[has_max + n:])
-    cond, body = ctx.attrs["cond"], ctx.attrs["body"]
+    cond, body = _runner(ctx, ctx.attrs["cond"], "cond"), _runner(ctx, ctx.attrs["body"], "body")
     it = 0
-    while (limit is None or it < limit) and bool(np.asarray(_run(ctx, cond, loop_vars + caps, "cond")[0])):
+    while (limit is None or it < limit) and cond(loop_vars + caps)[0]:
         if history is not None:
             history.append(loop_vars)
-        loop_vars = _run(ctx, body, loop_vars + caps, "body")
-        _check_invariants(ctx, loop_vars, it)
+        loop_vars = body(loop_vars + caps)
+        if it == 0:
+            _check_invariants(ctx, _invariant_checks(ctx), loop_vars, it)
         it += 1
     return loop_vars
 
