@@ -250,3 +250,36 @@ def test_training_through_a_while_loop_lowers_the_loss():
         for _ in range(30):
             s.run(step)
         assert s.run(loss) < first * 0.1
+
+
+def test_creating_a_variable_inside_a_body_is_a_clear_error():
+    with pytest.raises(ValueError, match="Creating a variable inside the control-flow function"):
+        tf.cond(tf.constant(True), lambda: tf.Variable(1.0).value(), lambda: tf.constant(2.0))
+
+
+def test_control_dependency_on_an_outer_op_inside_a_branch():
+    v = tf.Variable(0.0)
+    bump = tf.assign_add(v, 1.0)
+
+    def branch():
+        with tf.control_dependencies([bump]):
+            return tf.constant(3.0)
+    out = tf.cond(tf.constant(True), branch, lambda: tf.constant(4.0))
+    assert bump.op in out.op.control_inputs
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        assert s.run(out) == 3.0
+        assert s.run(v) == 1.0
+
+
+def test_second_derivative_through_cond():
+    def build(x):
+        return tf.cond(tf.reduce_sum(x) > 0, lambda: tf.sin(x) * x, lambda: x * x * x)
+    from gradcheck import vjp
+    check_gradients(vjp(build), [np.array([0.4, 0.3]), np.array([1.0, -2.0])])
+    check_gradients(vjp(build), [np.array([-0.4, 0.3]), np.array([1.0, -2.0])])
+
+
+def test_compat_v1_names():
+    assert tf.compat.v1.while_loop is tf.while_loop and tf.compat.v1.cond is tf.cond
+    assert tf.compat.v1.map_fn is tf.map_fn and tf.compat.v1.case is tf.case

@@ -54,7 +54,8 @@ def test_while_loop_and_gradient_on_a_remote_task(cluster_procs, local_servers):
         wp, wm = wv.astype(np.float64), wv.astype(np.float64)
         wp[idx] += eps
         wm[idx] -= eps
-        num[idx] = (_np_loop(xv.astype(np.float64), wp, 5).sum() - _np_loop(xv.astype(np.float64), wm, 5).sum()) / (2 * eps)
+        x64 = xv.astype(np.float64)
+        num[idx] = (_np_loop(x64, wp, 5).sum() - _np_loop(x64, wm, 5).sum()) / (2 * eps)
     np.testing.assert_allclose(gv, num, rtol=2e-3, atol=2e-4)
 
 
@@ -80,3 +81,16 @@ def test_cond_assigns_remote_variable_only_when_taken(cluster_procs, local_serve
         assert s.run(v) == 2.0
         assert s.run(out, {p: False}) == 100.0
         assert s.run(v) == 102.0
+
+
+def test_while_loop_through_a_local_grpc_server(local_servers):
+    server = tf.train.Server.create_local_server()
+    local_servers.append(server)
+    assert server.target.startswith("grpc://")
+    x = tf.placeholder(tf.float32, [2])
+    out = tf.while_loop(lambda i, y: i < 4, lambda i, y: (i + 1, y * 2.0 + 1.0), [0, x])[1]
+    grad = tf.gradients(tf.reduce_sum(out), x)[0]
+    with tf.Session(server.target) as s:
+        yv, gv = s.run([out, grad], {x: [1.0, -1.0]})
+    np.testing.assert_allclose(yv, [31.0, -1.0])  # y <- 2y + 1 four times
+    np.testing.assert_allclose(gv, [16.0, 16.0])

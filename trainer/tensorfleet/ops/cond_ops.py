@@ -115,7 +115,8 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
 
         chain = default
         for p, f in reversed(list(zip(preds, fns, strict=True))):
-            chain = (lambda p=p, f=f, rest=chain: cond(p, f, rest, strict=True))
+            def chain(p=p, f=f, rest=chain):
+                return cond(p, f, rest, strict=True)
         res = chain()
         if exclusive and len(pairs) > 1:
             n_true = reduce_sum(cast(all_preds, _dtypes.int32))
