@@ -283,3 +283,13 @@ def test_second_derivative_through_cond():
 def test_compat_v1_names():
     assert tf.compat.v1.while_loop is tf.while_loop and tf.compat.v1.cond is tf.cond
     assert tf.compat.v1.map_fn is tf.map_fn and tf.compat.v1.case is tf.case
+
+
+def test_switch_case_runs_the_indexed_branch_or_default():
+    i = tf.placeholder(tf.int32, [])
+    fns = [lambda k=k: tf.constant(k * 10) for k in range(3)]
+    plain = tf.switch_case(i, fns)
+    with_default = tf.switch_case(i, fns, default=lambda: tf.constant(-1))
+    with tf.Session() as s:
+        assert [s.run(plain, {i: k}) for k in (0, 1, 2, 7, -1)] == [0, 10, 20, 20, 20]  # TF: out of range -> last
+        assert [s.run(with_default, {i: k}) for k in (0, 2, 3)] == [0, 20, -1]

@@ -13,14 +13,14 @@ from ..graph import Operation
 from .array_ops import constant, identity
 from .arithmetic_ops import cast
 from .check_ops import Assert
-from .comparison_ops import less_equal
+from .comparison_ops import equal, less_equal
 from .join_ops import stack
 from .reduction_ops import reduce_sum
 from .functional_ops import (assert_same_structure, captured_union, check_bool_scalar, function_of,
                              make_functional_op, most_specific_compatible, nest_flatten, nest_pack, outer_controls,
                              to_graph_tensors, trace)
 
-__all__ = ["cond", "case"]
+__all__ = ["cond", "case", "switch_case"]
 
 
 def _leaves_and_ops(g, result, what: str):
@@ -126,6 +126,36 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
     if not strict and isinstance(res, (list, tuple)) and not hasattr(res, "_fields") and len(res) == 1:
         res = res[0]
     return res
+
+
+def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
+    """`tf.switch_case`: `branch_fns[branch_index]()`; an out-of-range index runs `default` (else the last fn).
+
+    `branch_fns` is a list of callables, or of (int, callable) pairs / a dict keyed 0..n-1.
+    """
+    if isinstance(branch_fns, dict):
+        branch_fns = sorted(branch_fns.items())
+    fns = list(branch_fns)
+    if not fns:
+        raise ValueError("branch_fns must be a non-empty list of callables")
+    if all(isinstance(f, (tuple, list)) for f in fns):
+        if [k for k, _ in fns] != list(range(len(fns))):
+            raise ValueError(f"branch_fns keys must be 0..{len(fns) - 1}")
+        fns = [f for _, f in fns]
+    for f in fns:
+        if not callable(f):
+            raise TypeError(f"branch_fns must contain callables, got {f!r}")
+    g = get_default_graph()
+    with g.name_scope(name or "switch_case"):
+        index = convert_to_tensor(branch_index, name="branch_index")
+        if not index.dtype.is_integer or index.shape.ndims not in (None, 0):
+            raise TypeError(f"branch_index must be a scalar int32 tensor, got {index.dtype.name} {index.shape}")
+        chain = default if default is not None else fns[-1]
+        last = len(fns) if default is not None else len(fns) - 1
+        for k in reversed(range(last)):
+            def chain(k=k, rest=chain):
+                return cond(equal(index, k), fns[k], rest, strict=True)
+        return chain()
 
 
 def _after(check: Operation, res, identity):
