@@ -252,9 +252,27 @@ def test_training_through_a_while_loop_lowers_the_loss():
         assert s.run(loss) < first * 0.1
 
 
-def test_creating_a_variable_inside_a_body_is_a_clear_error():
-    with pytest.raises(ValueError, match="Creating a variable inside the control-flow function"):
-        tf.cond(tf.constant(True), lambda: tf.Variable(1.0).value(), lambda: tf.constant(2.0))
+def test_variables_created_inside_a_branch_live_outside_it():
+    """TF's init_scope: get_variable / tf.layers inside a branch create the variable in the outer graph."""
+    x = tf.placeholder(tf.float32, [2, 3])
+    p = tf.placeholder(tf.bool, [])
+    with tf.control_dependencies([tf.no_op(name="outer_dep")]):
+        out = tf.cond(p, lambda: tf.layers.dense(x, 4, name="head"),
+                      lambda: tf.matmul(x, tf.get_variable("alt", [3, 4], initializer=tf.ones_initializer())))
+    names = sorted(v.op.name for v in tf.global_variables())
+    assert names == ["alt", "head/bias", "head/kernel"]
+    assert all(not v.initializer.control_inputs for v in tf.global_variables())
+    xv = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        k, b = s.run(["head/kernel:0", "head/bias:0"])
+        np.testing.assert_allclose(s.run(out, {x: xv, p: True}), xv @ k + b, rtol=1e-5)
+        np.testing.assert_allclose(s.run(out, {x: xv, p: False}), xv @ np.ones((3, 4)), rtol=1e-5)
+
+
+def test_variable_whose_initial_value_depends_on_the_body_is_a_clear_error():
+    with pytest.raises(ValueError, match="depends on that function"):
+        tf.while_loop(lambda i: i < 2, lambda i: i + tf.cast(tf.Variable(tf.cast(i, tf.float32)), tf.int32), [0])
 
 
 def test_control_dependency_on_an_outer_op_inside_a_branch():

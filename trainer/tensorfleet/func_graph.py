@@ -126,3 +126,19 @@ def attr_operations(op: Operation) -> list:
             for inner in v.graph.get_operations():
                 out.extend(o for o in attr_operations(inner) if o.graph is not v.graph and o not in out)
     return out
+
+
+def outermost_graph(g: Graph) -> Graph:
+    while isinstance(g, FuncGraph):
+        g = g.outer_graph
+    return g
+
+
+@contextlib.contextmanager
+def lift_out_of_function(g: Graph):
+    """TF's init_scope for a variable created while a body is traced: build it in the outermost graph, under the
+    body's current name scope, with no control dependencies (its initializer must not depend on the body)."""
+    outer = outermost_graph(g)
+    scope = g.get_name_scope()
+    with outer.as_default(), outer.name_scope(scope + "/" if scope else None), outer.control_dependencies(None):
+        yield outer
