@@ -311,3 +311,31 @@ def test_switch_case_runs_the_indexed_branch_or_default():
     with tf.Session() as s:
         assert [s.run(plain, {i: k}) for k in (0, 1, 2, 7, -1)] == [0, 10, 20, 20, 20]  # TF: out of range -> last
         assert [s.run(with_default, {i: k}) for k in (0, 2, 3)] == [0, 20, -1]
+
+
+def test_error_inside_a_branch_names_the_branch_node_and_the_cond():
+    x = tf.placeholder(tf.float32, [2])
+    out = tf.cond(tf.constant(True), lambda: tf.check_numerics(x / 0.0, "inf in branch"), lambda: x, name="picker")
+    with tf.Session() as s:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="inf in branch") as e:
+            s.run(out, {x: [1.0, 2.0]})
+    assert "then_branch of If 'picker'" in str(e.value)
+
+
+def test_training_through_cond_with_layers_in_each_branch():
+    x = tf.placeholder(tf.float32, [8, 2])
+    p = tf.placeholder(tf.bool, [])
+    y = tf.cond(p, lambda: tf.layers.dense(x, 1, name="a"), lambda: tf.layers.dense(x, 1, name="b"))
+    target = tf.reduce_sum(x, axis=1, keepdims=True)
+    loss = tf.reduce_mean(tf.square(y - target))
+    grads = tf.gradients(loss, tf.trainable_variables())
+    step = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    xv = np.random.RandomState(5).randn(8, 2).astype(np.float32)
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        g_true = dict(zip([v.op.name for v in tf.trainable_variables()], s.run(grads, {x: xv, p: True})))
+        assert not np.any(g_true["b/kernel"]) and np.any(g_true["a/kernel"])  # the untaken branch gets zeros
+        first = s.run(loss, {x: xv, p: True})
+        for _ in range(50):
+            s.run(step, {x: xv, p: True})
+        assert s.run(loss, {x: xv, p: True}) < 0.05 * first
