@@ -13,7 +13,10 @@ Attributes: TF's own AttrValue kinds where the value is one (int, float exact in
 float32, bool, str, DType, TensorShape, ndarray, homogeneous tuples); the Python
 values TF has no kind for (None, slices, Ellipsis, nested/mixed tuples, a float
 not exact in float32, an op reference) are tagged `func` values named
-`tensorfleet.<kind>`, which TensorBoard shows as names. Import rejects an unknown
+`tensorfleet.<kind>`, which TensorBoard shows as names; a control-flow body
+(`func_graph.Function`, an attribute of If/While) is `tensorfleet.function`
+holding its serialized GraphDef and its input/output names, rebuilt as a
+FuncGraph on import (nesting bounded by `func_graph.MAX_NESTING`). Import rejects an unknown
 op type, an attribute kind it does not know, a dangling input or a cycle with
 `InvalidArgumentError` naming the node; nothing received is evaluated.
 """

@@ -2,6 +2,7 @@
 on 127.0.0.1), their gradients, a variable assigned inside a remote branch, and the GraphDef round trip of
 functional ops. Oracle: numpy recurrences."""
 import numpy as np
+import pytest
 
 import tensorfleet as tf
 from tensorfleet.graph_def import as_graph_def, import_graph_def
@@ -94,3 +95,38 @@ def test_while_loop_through_a_local_grpc_server(local_servers):
         yv, gv = s.run([out, grad], {x: [1.0, -1.0]})
     np.testing.assert_allclose(yv, [31.0, -1.0])  # y <- 2y + 1 four times
     np.testing.assert_allclose(gv, [16.0, 16.0])
+
+
+def _cond_graph_def():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2], name="x")
+        tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x, name="pick")
+    return as_graph_def(g)
+
+
+def test_a_malformed_function_body_is_rejected_naming_the_node():
+    gd = _cond_graph_def()
+    node = next(n for n in gd.node if n.op == "If")
+    node.attr["then_branch"].func.attr["graph"].s = b"\xff\x00not a graph"
+    with pytest.raises(tf.errors.InvalidArgumentError, match="pick.*then_branch.*bad function body"):
+        import_graph_def(gd, tf.Graph())
+    gd = _cond_graph_def()
+    node = next(n for n in gd.node if n.op == "If")
+    node.attr["else_branch"].func.attr["outputs"].list.s[0] = b"nosuch:0"
+    with pytest.raises(tf.errors.InvalidArgumentError, match="else_branch.*function input/output"):
+        import_graph_def(gd, tf.Graph())
+
+
+def test_function_nesting_depth_is_bounded_on_import(monkeypatch):
+    from tensorfleet import func_graph
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [], name="x")
+        y = x
+        for _ in range(3):
+            y = tf.cond(y > 0, lambda y=y: tf.cond(y > 1, lambda: y * 2.0, lambda: y), lambda y=y: y)
+    gd = as_graph_def(g)
+    monkeypatch.setattr(func_graph, "MAX_NESTING", 1)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="nested more than 1 levels"):
+        import_graph_def(gd, tf.Graph())
