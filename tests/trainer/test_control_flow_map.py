@@ -85,3 +85,14 @@ def test_accumulator_ops_gradients_to_second_order():
     check_gradients(write, [RS.randn(3, 2), RS.randn(2)])
     check_gradients(vjp(write), [RS.randn(3, 2), RS.randn(2), RS.randn(3, 2)])
     check_gradients(vjp(write, wrt=1), [RS.randn(3, 2), RS.randn(2), RS.randn(3, 2)])
+
+
+def test_map_fn_gradient_keeps_no_accumulator_copies_per_iteration():
+    """The accumulators' values are never read by the gradient: WhileGrad keeps only their shapes per iteration."""
+    x = tf.placeholder(tf.float64, [6, 2])
+    y = tf.map_fn(lambda r: tf.sin(r) * 2.0, x)
+    g = tf.gradients(tf.reduce_sum(y), x)[0]
+    (while_grad,) = [op for op in tf.get_default_graph().get_operations() if op.type == "WhileGrad"]
+    assert while_grad.get_attr("shape_only") == (1,)  # loop vars: (i, accumulator)
+    xv = RS.randn(6, 2)
+    np.testing.assert_allclose(run(g, feed={x: xv}), 2.0 * np.cos(xv), rtol=1e-12)

@@ -66,8 +66,9 @@ def _while_grad(op: Operation, *grads):
     body = op.get_attr("body")
     body_grad = grad_function(body, dv, dv + [n + j for j in dc], "body_grad")
     wrt = [loop_vars[k] for k in dv] + [caps[j] for j in dc]
+    shape_only = _shape_only_inputs(body_grad, n)
     attrs = {"cond": op.get_attr("cond"), "body": body, "body_grad": body_grad, "num_vars": n,
-             "has_max": bool(has_max), "num_diff_vars": len(dv), "diff_caps": tuple(dc),
+             "has_max": bool(has_max), "num_diff_vars": len(dv), "diff_caps": tuple(dc), "shape_only": shape_only,
              "shapes": op.get_attr("shapes"), "Tout": tuple(t.dtype for t in wrt),
              "output_shapes": tuple(t.shape for t in wrt)}
     gop = make_functional_op("WhileGrad", [*op.inputs, *[grads[k] for k in dv]], attrs, [],
@@ -78,3 +79,25 @@ def _while_grad(op: Operation, *grads):
     for k, j in enumerate(dc):
         out[has_max + n + j] = gop.outputs[len(dv) + k]
     return out
+
+
+def _shape_only_inputs(fn: Function, n: int) -> tuple:
+    """Loop variables (of the first `n` inputs) whose value the gradient function never reads, only its shape:
+    the map_fn/scan accumulators, read by LoopAccumulatorWriteGrad alone. WhileGrad stores a zero-size stand-in
+    of their shape per iteration instead of a copy (memory O(iterations x row), not O(iterations^2 x row))."""
+    needed: set = set()
+    stack = [t.op for t in fn.outputs]
+    while stack:
+        op = stack.pop()
+        if op not in needed:
+            needed.add(op)
+            stack.extend(t.op for t in op.inputs)
+            stack.extend(op.control_inputs)
+    out = []
+    for k in range(n):
+        ph = fn.inputs[k]
+        users = [c for c in ph.consumers() if c in needed]
+        if users and all(c.type == "LoopAccumulatorWriteGrad" and c.inputs[0] is not ph and c.inputs[1] is not ph
+                         for c in users):
+            out.append(k)
+    return tuple(out)

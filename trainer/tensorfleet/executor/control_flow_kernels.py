@@ -12,7 +12,9 @@ outer plan sees one node, so plans without control flow are untouched.
   the first body result of a run is checked against the loop's shape
   invariants (graph construction already checked the static shapes).
 - `WhileGrad`: re-runs the forward loop keeping every iteration's loop
-  variables (memory: iterations x loop-variable sizes), then walks the
+  variables (memory: iterations x loop-variable sizes; the map_fn/scan
+  accumulators, whose values the gradient never reads, are kept as zero-size
+  stand-ins of their shape), then walks the
   iterations backwards through the body's gradient function, summing the
   gradients of captured tensors.
 Errors raised inside a body name the body's node and the functional op.
@@ -95,8 +97,14 @@ def _check_invariants(ctx, checks: tuple, values: list, it: int) -> None:
                               f"{ctx.attrs['shapes'][k]}")
 
 
-def _forward(ctx, args, history=None) -> list:
-    """The loop; appends each iteration's input loop variables to `history` when given."""
+def _stand_in(value):
+    """A read-only array of `value`'s shape and dtype that takes no memory (a broadcast zero)."""
+    return np.broadcast_to(np.zeros((), dtype=np.asarray(value).dtype), np.shape(value))
+
+
+def _forward(ctx, args, history=None, shape_only=()) -> list:
+    """The loop; appends each iteration's input loop variables to `history` when given (a stand-in for the
+    `shape_only` ones)."""
     has_max, n = int(ctx.attrs["has_max"]), ctx.attrs["num_vars"]
     limit = int(args[0]) if has_max else None
     loop_vars, caps = list(args[has_max:has_max + n]), list(args[has_max + n:])
@@ -104,7 +112,10 @@ def _forward(ctx, args, history=None) -> list:
     it = 0
     while (limit is None or it < limit) and cond(loop_vars + caps)[0]:
         if history is not None:
-            history.append(loop_vars)
+            kept = list(loop_vars)
+            for k in shape_only:
+                kept[k] = _stand_in(kept[k])
+            history.append(kept)
         loop_vars = body(loop_vars + caps)
         if it == 0:
             _check_invariants(ctx, _invariant_checks(ctx), loop_vars, it)
@@ -126,7 +137,7 @@ def while_grad_kernel(ctx, *args):
     caps = list(fwd_args[has_max + n:])
     diff_caps = ctx.attrs["diff_caps"]
     history: list = []
-    _forward(ctx, fwd_args, history)
+    _forward(ctx, fwd_args, history, ctx.attrs.get("shape_only", ()))
     grad_fn = ctx.attrs["body_grad"]
     cap_grads: list = [None] * len(diff_caps)
     for loop_vars in reversed(history):
