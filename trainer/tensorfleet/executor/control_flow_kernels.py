@@ -43,13 +43,23 @@ def _runner(ctx, fn, what: str):
 
         def call(args: list) -> list:
             try:
-                vals = seq.run(args)
+                vals = seq.run(_drain(args))
             except NodeFailed as f:
                 raise _body_error(ctx, f, what) from None
             return [vals[s] for s in slots]
 
         entry = cache[id(fn)] = (call, fn)  # fn kept alive: its id() stays unique
     return entry[0]
+
+
+def _drain(values: list):
+    """Yields and forgets `values` (the caller's list ends empty): a loop variable fed to a body is then held by
+    the sub-plan alone, so its last reader may own it and write in place (`kernels.ownership.owns`; an
+    accumulator row write stays O(row), not O(accumulator)). Anything else still holding a value (the While's
+    own arguments, the captured inputs, WhileGrad's stored iterations) keeps the kernels from writing into it."""
+    values.reverse()
+    while values:
+        yield values.pop()
 
 
 def _run(ctx, fn, args: list, what: str) -> list:
@@ -116,7 +126,8 @@ def _forward(ctx, args, history=None, shape_only=()) -> list:
             for k in shape_only:
                 kept[k] = _stand_in(kept[k])
             history.append(kept)
-        loop_vars = body(loop_vars + caps)
+        step_args, loop_vars = loop_vars + caps, []
+        loop_vars = body(step_args)  # drains step_args: see _drain
         if it == 0:
             _check_invariants(ctx, _invariant_checks(ctx), loop_vars, it)
         it += 1
