@@ -3,58 +3,24 @@
 Ops layer, above `while_ops`. Each iteration reads element `i` with `gather`
 (the elems are captured by the loop body) and, for map_fn and scan, writes its
 result into row `i` of an accumulator loop variable with `LoopAccumulatorWrite`
-(TF uses a TensorArray): the accumulator starts as an empty `[0]` tensor and
-is allocated as `[n] + result shape` at the first write, so result shapes need
-not be known statically. Gradients flow through the While gradient: the
-accumulator write's gradient reads row `i` (`gather`) and zeroes it
-(`LoopAccumulatorWriteGrad`).
+(`tensor_array_ops`, the flow of a TensorArray): the accumulator starts as an
+empty `[0]` tensor and is allocated as `[n] + result shape` at the first write,
+so result shapes need not be known statically. Gradients flow through the
+While gradient.
 """
 from __future__ import annotations
 
 from .. import dtypes as _dtypes
 from ..default_graph import convert_to_tensor, get_default_graph
 from ..tensor_shape import TensorShape
-from .array_ops import shape as _shape, zeros
+from .array_ops import shape as _shape
 from .comparison_ops import less
-from .common import make_tensor, register_gradient, register_op
 from .functional_ops import nest_flatten, nest_pack
 from .slicing_ops import gather
+from .tensor_array_ops import accumulator_write as _accumulator_write, empty_accumulator as _empty
 from .while_ops import while_loop
 
 __all__ = ["map_fn", "scan", "foldl", "foldr"]
-
-
-def _acc_shape(op):
-    acc, _, value, _ = op.inputs
-    rows = acc.shape.as_tuple()[0] if acc.shape.ndims else None
-    shape = TensorShape([rows or None]).concatenate(value.shape)  # an empty accumulator gets n rows
-    return [(acc.dtype, acc.shape.merge_with(shape) if rows else shape)]
-
-
-register_op("LoopAccumulatorWrite", _acc_shape)
-register_op("LoopAccumulatorWriteGrad", lambda op: [(op.inputs[0].dtype, op.inputs[2].shape)])
-
-
-@register_gradient("LoopAccumulatorWrite")
-def _acc_write_grad(op, grad):
-    acc, index, _, _ = op.inputs
-    return [make_tensor("LoopAccumulatorWriteGrad", [grad, index, acc]), None, gather(grad, index), None]
-
-
-@register_gradient("LoopAccumulatorWriteGrad")
-def _acc_write_grad_grad(op, grad):
-    """The op is linear in its gradient input: zero the same row again."""
-    _, index, acc = op.inputs
-    return [make_tensor("LoopAccumulatorWriteGrad", [grad, index, acc]), None, None]
-
-
-def _accumulator_write(acc, index, value, n):
-    index = convert_to_tensor(index, dtype=_dtypes.int32)
-    return make_tensor("LoopAccumulatorWrite", [acc, index, value, n])
-
-
-def _empty(dtype):
-    return zeros([0], dtype=dtype)
 
 
 def _elements(elems, name):

@@ -74,12 +74,13 @@ def assert_same_structure(a, b, what: str) -> None:
 
 
 # -- tracing --------------------------------------------------------------------------------------
-def trace(name: str, fn: Callable, arg_specs: list, structure=None, unpack: bool = True):
+def trace(name: str, fn: Callable, arg_specs: list, structure=None, unpack: bool = True, wrap=None):
     """Traces `fn` into a new FuncGraph inside the default graph.
 
     `arg_specs` are (dtype, shape, name) of the placeholders `fn` receives, packed
     like `structure` and passed as positional arguments when `unpack` and the
-    structure is a list/tuple. Returns (graph, input placeholders, fn's raw result).
+    structure is a list/tuple; `wrap(placeholders)` may replace some first (a
+    TensorArray around its flow). Returns (graph, input placeholders, fn's raw result).
     """
     outer = get_default_graph()
     g = FuncGraph(name, outer)
@@ -89,7 +90,7 @@ def trace(name: str, fn: Callable, arg_specs: list, structure=None, unpack: bool
             if structure is None:
                 result = fn(*phs)
             else:
-                packed = nest_pack(structure, phs)
+                packed = nest_pack(structure, wrap(phs) if wrap is not None else phs)
                 if unpack and isinstance(packed, (list, tuple)) and not hasattr(packed, "_fields"):
                     result = fn(*packed)
                 else:

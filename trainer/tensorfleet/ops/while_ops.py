@@ -11,10 +11,11 @@ is an input of the op, counted by the kernel; `parallel_iterations` and
 from __future__ import annotations
 
 from ..default_graph import convert_to_tensor, get_default_graph
-from ..tensor_shape import as_shape
+from ..tensor_shape import TensorShape, as_shape
 from .functional_ops import (captured_union, check_bool_scalar, function_of, is_nested,
                              make_functional_op, nest_flatten, nest_pack, outer_controls, shape_less_or_equal,
                              to_graph_tensors, trace)
+from .tensor_array_ops import TensorArray
 
 __all__ = ["while_loop"]
 
@@ -32,10 +33,14 @@ def _flatten_up_to(structure, value, what: str) -> list:
     return [value]
 
 
-def _invariants(structure, flat: list, shape_invariants) -> list:
+def _invariants(structure, flat: list, shape_invariants, tensor_arrays: dict) -> list:
+    """The shape invariant of each flat loop variable; a TensorArray's flow may take any shape."""
     if shape_invariants is None:
-        return [t.shape for t in flat]
-    shapes = [as_shape(s) for s in _flatten_up_to(structure, shape_invariants, "shape_invariants")]
+        shapes = [t.shape for t in flat]
+    else:
+        shapes = [as_shape(s) if k not in tensor_arrays else TensorShape(None)
+                  for k, s in enumerate(_flatten_up_to(structure, shape_invariants, "shape_invariants"))]
+    shapes = [TensorShape(None) if k in tensor_arrays else s for k, s in enumerate(shapes)]
     for t, s in zip(flat, shapes, strict=True):
         if not shape_less_or_equal(t.shape, s):
             raise ValueError(f"The shape invariant specified for {t.name} is not compatible with the initial shape "
@@ -63,8 +68,13 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     g = get_default_graph()
     with g.name_scope(name or "while") as scope:
         label = scope[:-1]
-        flat = [convert_to_tensor(v) for v in nest_flatten(structure)]
-        shapes = _invariants(structure, flat, shape_invariants)
+        leaves = nest_flatten(structure)
+        tas = {k: v for k, v in enumerate(leaves) if isinstance(v, TensorArray)}  # carried as their flows
+        flat = [v.flow if k in tas else convert_to_tensor(v) for k, v in enumerate(leaves)]
+        shapes = _invariants(structure, flat, shape_invariants, tas)
+
+        def wrap(phs):
+            return [tas[k]._with_flow(p) if k in tas else p for k, p in enumerate(phs)]
         inputs = []
         if maximum_iterations is not None:
             mx = convert_to_tensor(maximum_iterations, name="maximum_iterations")
@@ -74,13 +84,16 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                 raise ValueError(f"maximum_iterations must be a scalar, saw shape: {mx.shape}")
             inputs.append(mx)
         specs = [(t.dtype, s, "loop_var") for t, s in zip(flat, shapes, strict=True)]
-        cg, c_phs, c_res = trace(scope + "cond", cond, specs, structure, unpack=True)
+        cg, c_phs, c_res = trace(scope + "cond", cond, specs, structure, unpack=True, wrap=wrap)
         pred = to_graph_tensors(cg, [c_res], "while_loop cond")[0]
         check_bool_scalar(pred, f"tf.while_loop '{label}': cond's result")
-        bg, b_phs, b_res = trace(scope + "body", body, specs, structure, unpack=True)
+        bg, b_phs, b_res = trace(scope + "body", body, specs, structure, unpack=True, wrap=wrap)
         if not is_nested(b_res):
             b_res = [b_res]
-        outs = to_graph_tensors(bg, nest_flatten(b_res), "while_loop body")
+        b_leaves = nest_flatten(b_res)
+        b_tas = {k: v for k, v in enumerate(b_leaves) if isinstance(v, TensorArray)}
+        outs = to_graph_tensors(bg, [v.flow if k in b_tas else v for k, v in enumerate(b_leaves)],
+                                "while_loop body")
         if len(outs) != len(flat):  # TF checks the flat count only; the result takes the body's structure
             raise ValueError(f"Number of inputs and outputs of body must match loop_vars: {len(flat)}, {len(outs)} "
                              f"(tf.while_loop '{label}')")
@@ -99,7 +112,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                  "has_max": maximum_iterations is not None, "back_prop": bool(back_prop),
                  "parallel_iterations": int(parallel_iterations)}
         op = make_functional_op("While", inputs + flat + union, attrs, outer_controls([cg, bg]), scope)
-    res = nest_pack(b_res, op.outputs)
+    results = [b_tas[k]._with_flow(t) if k in b_tas else t for k, t in enumerate(op.outputs)]
+    res = nest_pack(b_res, results)
     if return_same_structure:
         return res
-    return op.outputs[0] if len(flat) == 1 else res
+    return results[0] if len(flat) == 1 else res
