@@ -14,6 +14,8 @@ Sits between the kernels/placement layer and the session. Layout:
   code from the second run, switch `sequential.COMPILE`), `concurrent.py`
   (dependency counting + the per-device `thread_pools.py`) and `cuda_graph.py`
   (replay of a whole run as a CUDA graph).
+- `control_flow_kernels.py`: the kernels of the functional `If`/`While` ops,
+  which run their bodies as sub-plans (docs/control-flow.md).
 - `execution.py`: `ExecutionPlan`, a plan with its chosen strategy, which
   `Session` caches per signature; `counters.py`: the counters `metrics` exports.
 
