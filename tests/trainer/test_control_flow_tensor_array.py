@@ -61,3 +61,15 @@ def test_writes_out_of_range_and_bad_shapes_are_errors():
         tf.TensorArray(tf.float32, size=2, element_shape=[2]).write(0, [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="Size must be provided"):
         tf.TensorArray(tf.float32)
+
+
+def test_scatter_concat_and_cond_returning_a_tensor_array():
+    ta = tf.TensorArray(tf.float32, size=4).scatter([3, 0], [[1.0, 2.0], [3.0, 4.0]])
+    p = tf.placeholder(tf.bool, [])
+    picked = tf.cond(p, lambda: ta.write(1, [9.0, 9.0]), lambda: ta)
+    assert isinstance(picked, tf.TensorArray)
+    with tf.Session() as s:
+        np.testing.assert_allclose(s.run(ta.stack()), [[3, 4], [0, 0], [0, 0], [1, 2]])
+        np.testing.assert_allclose(s.run(ta.concat()), [3, 4, 0, 0, 0, 0, 1, 2])
+        np.testing.assert_allclose(s.run(picked.stack(), {p: True})[1], [9, 9])
+        np.testing.assert_allclose(s.run(picked.read(1), {p: False}), [0, 0])

@@ -16,6 +16,7 @@ from .check_ops import Assert
 from .comparison_ops import equal, less_equal
 from .join_ops import stack
 from .reduction_ops import reduce_sum
+from .tensor_array_ops import TensorArray
 from .functional_ops import (assert_same_structure, captured_union, check_bool_scalar, function_of,
                              make_functional_op, most_specific_compatible, nest_flatten, nest_pack, outer_controls,
                              to_graph_tensors, trace)
@@ -25,7 +26,7 @@ __all__ = ["cond", "case", "switch_case"]
 
 def _leaves_and_ops(g, result, what: str):
     """(tensors of g, positions that were Operations): an Operation leaf becomes a bool tensor after it."""
-    flat = nest_flatten(result)
+    flat = [v.flow if isinstance(v, TensorArray) else v for v in nest_flatten(result)]
     op_pos = set()
     with g.as_default():
         for i, v in enumerate(flat):
@@ -75,7 +76,9 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
         op = make_functional_op("If", [pred] + union, {"then_branch": then_f, "else_branch": else_f,
                                                        "output_shapes": shapes},
                                 outer_controls([tg, fg]), scope)
-    outs = [op if i in t_ops | f_ops else t for i, t in enumerate(op.outputs)]
+    t_leaves = nest_flatten(t_res)
+    outs = [op if i in t_ops | f_ops else t_leaves[i]._with_flow(t) if isinstance(t_leaves[i], TensorArray) else t
+            for i, t in enumerate(op.outputs)]
     res = nest_pack(t_res, outs)
     if not strict and isinstance(res, (list, tuple)) and not hasattr(res, "_fields") and len(res) == 1:
         res = res[0]

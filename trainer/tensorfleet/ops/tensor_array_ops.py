@@ -5,7 +5,8 @@ flow tensors) and `functional_map_ops` (map_fn/scan accumulate with the same
 op). A write returns a new TensorArray whose flow has row `index` set; an empty
 flow (`[0]`) is allocated as `[size] + element shape` at the first write (grown
 to fit with `dynamic_size=True`). `read`/`gather` are `gather` on the flow,
-`stack` is the flow, `unstack` makes a TensorArray whose flow is the value.
+`stack` is the flow, `unstack` makes a TensorArray whose flow is the value,
+`scatter` is a while loop of writes, `concat` reshapes the flow.
 Differences from TF: reading or stacking rows never written gives zeros (TF
 raises), and `clear_after_read` is accepted and ignored.
 """
@@ -15,7 +16,9 @@ from .. import dtypes as _dtypes
 from ..default_graph import convert_to_tensor
 from ..graph import Tensor
 from ..tensor_shape import TensorShape, as_shape
-from .array_ops import identity, shape as _shape, zeros
+from .array_ops import identity, reshape, shape as _shape, zeros
+from .comparison_ops import less
+from .join_ops import concat
 from .common import make_tensor, register_gradient, register_op, static_value
 from .control_flow_ops import no_op
 from .slicing_ops import gather
@@ -132,6 +135,25 @@ class TensorArray:
         element = value.shape[1:] if rows else TensorShape(None)
         return self._with_flow(identity(value, name=name or "TensorArrayUnstack"),
                                self._element_shape.merge_with(element))
+
+    def scatter(self, indices, value, name=None) -> "TensorArray":
+        """Writes `value[k]` to index `indices[k]` for each k (a tf.while_loop of writes)."""
+        from .while_ops import while_loop  # late: while_ops imports this module
+
+        indices = convert_to_tensor(indices, dtype=_dtypes.int32)
+        value = convert_to_tensor(value, dtype=self._dtype)
+        count = _shape(indices, out_type=_dtypes.int32)[0]
+        elem = value.shape[1:] if value.shape.ndims else TensorShape(None)
+        _, ta = while_loop(lambda k, ta: less(k, count),
+                           lambda k, ta: (k + 1, ta.write(gather(indices, k), gather(value, k))),
+                           [0, self._with_flow(self._flow, self._element_shape.merge_with(elem))],
+                           name=name or "TensorArrayScatter")
+        return ta
+
+    def concat(self, name=None) -> Tensor:
+        """The elements joined along their first dimension."""
+        shape = _shape(self._flow, out_type=_dtypes.int32)
+        return reshape(self._flow, concat([[-1], shape[2:]], 0), name=name or "TensorArrayConcat")
 
     def size(self, name=None) -> Tensor:
         if self._size is not None and not self._dynamic:
