@@ -31,24 +31,25 @@ from .sequential import SequentialRun
 _CACHE_KEY = "__control_flow_subplans"
 
 
-def _runner(ctx, fn, what: str):
-    """A callable args -> outputs of `fn`, over the node's cached sub-plan for `fn`."""
+def _runner(ctx, fn, what: str, drain: bool = False):
+    """A callable args -> outputs of `fn`, over the node's cached sub-plan for `fn`; with `drain`, the args list
+    is emptied as it is fed (`_drain`)."""
     cache = ctx.attrs.get(_CACHE_KEY)
     if cache is None:
         cache = ctx.attrs[_CACHE_KEY] = {}
-    entry = cache.get(id(fn))
+    entry = cache.get((id(fn), drain))
     if entry is None:
         plan = build_plan(list(fn.outputs), list(fn.inputs), [], ctx.resources)
         seq, slots = SequentialRun(plan), plan.fetch_slots
 
         def call(args: list) -> list:
             try:
-                vals = seq.run(_drain(args))
+                vals = seq.run(_drain(args) if drain else args)
             except NodeFailed as f:
                 raise _body_error(ctx, f, what) from None
             return [vals[s] for s in slots]
 
-        entry = cache[id(fn)] = (call, fn)  # fn kept alive: its id() stays unique
+        entry = cache[(id(fn), drain)] = (call, fn)  # fn kept alive: its id() stays unique
     return entry[0]
 
 
@@ -118,7 +119,7 @@ def _forward(ctx, args, history=None, shape_only=()) -> list:
     has_max, n = int(ctx.attrs["has_max"]), ctx.attrs["num_vars"]
     limit = int(args[0]) if has_max else None
     loop_vars, caps = list(args[has_max:has_max + n]), list(args[has_max + n:])
-    cond, body = _runner(ctx, ctx.attrs["cond"], "cond"), _runner(ctx, ctx.attrs["body"], "body")
+    cond, body = _runner(ctx, ctx.attrs["cond"], "cond"), _runner(ctx, ctx.attrs["body"], "body", drain=True)
     it = 0
     while (limit is None or it < limit) and cond(loop_vars + caps)[0]:
         if history is not None:
