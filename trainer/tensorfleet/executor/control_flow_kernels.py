@@ -156,7 +156,10 @@ def while_grad_kernel(ctx, *args):
         outs = _run(ctx, grad_fn, loop_vars + caps + dys, "body gradient")
         dys = outs[:nd]
         for j, g in enumerate(outs[nd:]):
-            cap_grads[j] = g if cap_grads[j] is None else cap_grads[j] + g
+            if cap_grads[j] is None:
+                cap_grads[j] = np.array(g, copy=True)  # our own sum from here on: added to in place
+            else:
+                cap_grads[j] += g
     history.clear()
     for j, c in enumerate(diff_caps):
         if cap_grads[j] is None:
