@@ -20,12 +20,11 @@ END = "<!-- END GENERATED -->"
 
 # (heading, regular expression on the full name "tf.ns.name"); the first match wins, the last one matches all.
 REASONS = [
-    ("Control flow and RNNs: being built on the restructured executor (issue 15, another engineer)",
+    ("Control flow and RNN extras not built yet (docs/control-flow.md and docs/rnn.md say what is)",
      r"^tf\.(cond|case|while_loop|switch_case|map_fn|scan|foldl|foldr|vectorized_map|TensorArray)$"
      r"|^tf\.nn\.(dynamic_rnn|static_rnn|bidirectional_dynamic_rnn|static_bidirectional_rnn|raw_rnn"
      r"|static_state_saving_rnn|rnn_cell)$"),
-    ("Being added in this wave by another engineer (TFRecord files and tf.train.Example: `summary`; "
-     "parameter-server training: `distributed`)",
+    ("Graph import, GraphDef/AttrValue protos at tf.*, sequence examples and summary_iterator: not built yet",
      r"^tf\.(summary|python_io|Summary|SummaryMetadata|Event|HistogramProto|SessionLog|FixedLenFeature"
      r"|VarLenFeature|FixedLenSequenceFeature|parse_example|parse_single_example|parse_single_sequence_example"
      r"|GraphDef|import_graph_def|AttrValue|NameAttrList)$"
@@ -39,7 +38,8 @@ REASONS = [
      r"|VariableSynchronization|CriticalSection|nondifferentiable_batch_function|experimental"
      r"|UnconnectedGradients|py_function)$|^tf\.train\.(Checkpoint|CheckpointManager|experimental)$"
      r"|^tf\.layers\.experimental$"),
-    ("Queue-based input pipelines (queues, readers, queue runners, tf.train.batch & co): use tf.data",
+    ("Queue-based input pipelines beyond the queues, accumulators and queue runners (readers, tf.train.batch & co):"
+     " use tf.data",
      r"Queue|Reader$|^tf\.train\.(batch|batch_join|maybe_.*|shuffle_batch.*|.*input_producer|limit_epochs"
      r"|match_filenames_once|start_queue_runners|add_queue_runner|queue_runner|Coordinator|LooperThread)$"
      r"|^tf\.(queue|ConditionalAccumulator.*|SparseConditionalAccumulator|matching_files|read_file|write_file)$"),
@@ -56,8 +56,7 @@ REASONS = [
     ("Sparse and ragged tensors beyond tf.SparseTensor and its dense form",
      r"sparse|^tf\.(SparseFeature|IndexedSlices|convert_to_tensor_or_\w+|edit_distance|RaggedTensor|ragged"
      r"|serialize_\w+|deserialize_\w+)$|^tf\.nn\.embedding_lookup_sparse$"),
-    ("Monitored sessions, hooks, supervisors and checkpoint utilities beyond Saver/latest_checkpoint "
-     "(a plain Session loop with tf.train.Saver is the supported path)",
+    ("Hooks, session helpers and checkpoint utilities beyond those docs/train-loop.md lists",
      r"^tf\.train\.(\w*Hook|\w*Session\w*|Scaffold|Supervisor|SecondOrStepTimer|basic_train_loop"
      r"|NanLossDuringTrainingError|CheckpointSaverListener|SaverDef|NewCheckpointReader|checkpoints_iterator"
      r"|generate_checkpoint_state_proto|get_checkpoint_mtimes|init_from_checkpoint|list_variables"
@@ -67,7 +66,7 @@ REASONS = [
      r"^tf\.(LogMessage|MetaGraphDef|TensorInfo|COMPILER_VERSION|CXX11_ABI_FLAG|GIT_VERSION"
      r"|GRAPH_DEF_VERSION\w*|MONOLITHIC_BUILD|VERSION|version|sysconfig|pywrap_tensorflow|user_ops|raw_ops"
      r"|load_\w*library|resource_loader|make_tensor_proto|make_ndarray|parse_tensor|serialize_tensor)$"),
-    ("Other TF packages that are not goals (Keras, Estimator, TPU, XLA, Lite, distribution strategies, ...)",
+    ("Other TF packages that are not goals (Keras, TPU, XLA, Lite, SavedModel, distribution strategies, ...)",
      r"^tf\.(keras|estimator|lite|tpu|xla|distribute|distributions|profiler|saved_model|feature_column|audio"
      r"|lookup|metrics|sets|test|graph_util|manip|bitwise|nest)$"),
     ("Optimizers and decays not implemented yet",

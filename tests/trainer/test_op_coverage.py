@@ -26,6 +26,10 @@ HERE = os.path.dirname(__file__)
 
 # op type -> the test that checks its gradient by finite differences
 FD_GRADIENT_TESTED = {
+    "If": "test_control_flow.py::test_cond_gradient_matches_finite_differences_on_both_sides",
+    "While": "test_control_flow.py::test_while_gradient_matches_finite_differences",
+    "LoopAccumulatorWrite": "test_control_flow_map.py::test_accumulator_ops_gradients_to_second_order",
+    "LoopAccumulatorWriteGrad": "test_control_flow_map.py::test_accumulator_ops_gradients_to_second_order",
     "UnsortedSegmentSum": "test_array_extra.py::test_segment_sums_match_numpy_and_gradient",
     "ScatterNd": "test_array_extra.py::test_scatter_nd_family_matches_tf_docs_and_gradient",
     "Tan": "test_math_extra.py::test_unary_forward_and_finite_difference_gradients",
@@ -314,6 +318,9 @@ FORWARD_ONLY.update({
 
 # op type -> (what it is, the test that covers it)
 INTERNAL_HELPERS = {
+    # KNOWN GAP: marked NotDifferentiable, so second derivatives through tf.while_loop are not available.
+    "WhileGrad": ("tf.while_loop's gradient op; no second derivative (NotDifferentiable)",
+                  "test_control_flow.py::test_while_gradient_matches_finite_differences"),
     "NnShape": ("int32 runtime shape for the conv gradients (NotDifferentiable)",
                 "test_conv_ops.py::test_conv2d_gradient_with_unknown_batch_uses_runtime_shape"),
     # KNOWN GAP: marked NotDifferentiable, so second derivatives of reduce_prod are silently zero.

@@ -45,6 +45,11 @@ from .ops.numerics import *  # noqa: F401,F403  (tf.check_numerics, tf.verify_te
 from .ops.nn_ops import sigmoid, tanh  # noqa: F401  (tf.sigmoid / tf.tanh; the rest of nn stays in tf.nn)
 from .op_registry import NotDifferentiable, RegisterGradient
 from .autodiff import gradients
+from .ops.cond_ops import case, cond, switch_case  # noqa: F401  (functional control flow: docs/control-flow.md)
+from .ops.while_ops import while_loop  # noqa: F401
+from .ops.functional_map_ops import foldl, foldr, map_fn, scan  # noqa: F401
+from .ops.tensor_array_ops import TensorArray  # noqa: F401
+from . import control_flow_grad as _control_flow_grad  # noqa: F401  (If/While gradients)
 from .config import *  # noqa: F401,F403
 from .placement import *  # noqa: F401,F403
 from .session import InteractiveSession, Session

@@ -38,7 +38,9 @@ def reset_default_graph() -> None:
 
 def name_scope(name, default_name=None, values=None):
     """`tf.name_scope(name, default_name=None, values=None)` on the default graph (or values' graph)."""
-    g = _graph_of(values) or get_default_graph()
+    g = get_default_graph()
+    if getattr(g, "outer_graph", None) is None:  # inside a control-flow body (FuncGraph) its scopes apply
+        g = _graph_of(values) or g
     n = name if name is not None else default_name
     return g.name_scope(n)
 

@@ -13,7 +13,10 @@ Attributes: TF's own AttrValue kinds where the value is one (int, float exact in
 float32, bool, str, DType, TensorShape, ndarray, homogeneous tuples); the Python
 values TF has no kind for (None, slices, Ellipsis, nested/mixed tuples, a float
 not exact in float32, an op reference) are tagged `func` values named
-`tensorfleet.<kind>`, which TensorBoard shows as names. Import rejects an unknown
+`tensorfleet.<kind>`, which TensorBoard shows as names; a control-flow body
+(`func_graph.Function`, an attribute of If/While) is `tensorfleet.function`
+holding its serialized GraphDef and its input/output names, rebuilt as a
+FuncGraph on import (nesting bounded by `func_graph.MAX_NESTING`). Import rejects an unknown
 op type, an attribute kind it does not know, a dangling input or a cycle with
 `InvalidArgumentError` naming the node; nothing received is evaluated.
 """
@@ -28,6 +31,7 @@ import numpy as np
 from . import dtypes as _dtypes
 from . import errors
 from .default_graph import get_default_graph
+from .func_graph import FuncGraph, Function
 from .graph import Graph, Operation, Tensor
 from .op_registry import get_op_def
 from .tensor_shape import TensorShape
@@ -109,9 +113,18 @@ _ENCODERS: tuple = (
     (TensorShape, lambda v: AttrValue(shape=shape_to_proto(v))),
     ((np.ndarray, np.generic), lambda v: AttrValue(tensor=ndarray_to_proto(v))),
     (Operation, lambda v: _tagged("op", name=AttrValue(s=v.name.encode()))),
+    (Function, lambda v: _encode_function(v)),
     (slice, _encode_slice),
     ((tuple, list), _encode_sequence),
 )
+
+
+def _encode_function(fn: Function) -> AttrValue:
+    """A control-flow body: its FuncGraph as a serialized GraphDef, its input and output tensor names."""
+    body = as_graph_def(fn.graph).SerializeToString()
+    return _tagged("function", name=AttrValue(s=fn.name.encode()), graph=AttrValue(s=body),
+                   inputs=encode_attr(tuple(t.name for t in fn.inputs)),
+                   outputs=encode_attr(tuple(t.name for t in fn.outputs)))
 
 
 def encode_attr(value) -> AttrValue:
@@ -189,6 +202,26 @@ def _tagged_tuple(get, fields, where, resolve_op):
     return tuple(get(str(i)) for i in range(n))
 
 
+def _tagged_function(get, fields, where, resolve_op):
+    """Rebuilds a Function inside the graph being imported into (`resolve_op.graph`); nothing is evaluated."""
+    outer = getattr(resolve_op, "graph", None)
+    if outer is None or "graph" not in fields:
+        raise errors.InvalidArgumentError(None, None, f"{where}: malformed function attribute")
+    gd = GraphDef()
+    try:
+        gd.ParseFromString(fields["graph"].s)
+        g = FuncGraph(get("name"), outer)
+    except Exception as e:  # noqa: BLE001  (a bad protobuf or nesting too deep)
+        raise errors.InvalidArgumentError(None, None, f"{where}: bad function body: {e}") from None
+    import_graph_def(gd, g)
+    try:
+        inputs = tuple(g.get_tensor_by_name(n) for n in get("inputs"))
+        outputs = tuple(g.get_tensor_by_name(n) for n in get("outputs"))
+    except (KeyError, ValueError, TypeError) as e:
+        raise errors.InvalidArgumentError(None, None, f"{where}: function input/output: {e}") from None
+    return Function(g, inputs, outputs)
+
+
 _TAGGED = {
     "none": lambda get, fields, where, resolve_op: None,
     "ellipsis": lambda get, fields, where, resolve_op: Ellipsis,
@@ -197,6 +230,7 @@ _TAGGED = {
     "op": lambda get, fields, where, resolve_op: resolve_op(get("name")),
     "slice": lambda get, fields, where, resolve_op: slice(get("start"), get("stop"), get("step")),
     "tuple": _tagged_tuple,
+    "function": _tagged_function,
 }
 
 
@@ -333,10 +367,15 @@ def import_graph_def(graph_def: GraphDef, graph: Optional[Graph] = None) -> list
 
 def _decode_attrs(graph: Graph, nd) -> dict:
     def resolve_op(ref: str) -> Operation:
-        op = graph._ops_by_name.get(ref)
-        if op is None:
-            raise _bad(nd.name, f"attribute refers to unknown node {ref!r}")
-        return op
+        g = graph
+        while g is not None:  # a control-flow body may refer to its enclosing graphs' ops (variables)
+            op = g._ops_by_name.get(ref)
+            if op is not None:
+                return op
+            g = getattr(g, "outer_graph", None)
+        raise _bad(nd.name, f"attribute refers to unknown node {ref!r}")
+
+    resolve_op.graph = graph  # type: ignore[attr-defined]  (function attributes are rebuilt inside it)
 
     return {key: decode_attr(nd.attr[key], f"Node '{nd.name}' (op {nd.op}) attribute '{key}'", resolve_op)
             for key in sorted(nd.attr) if not key.startswith("_")}

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from .. import errors
 from ..device_spec import DeviceSpec
+from ..func_graph import attr_operations
 from ..graph import Operation, Tensor
 from ..graph_def import GraphDef, PRODUCER_VERSION, node_def, shape_to_proto, dtype_to_enum
 
@@ -228,8 +229,8 @@ class _Wiring:
             self.refs.append(v)
 
     def check_attr_refs(self, op: Operation) -> None:
-        for v in op.attrs.values():
-            if not (isinstance(v, Operation) and v.type in _REF_TYPES) or v in self.members:
+        for v in attr_operations(op):  # with the variables inside control-flow bodies
+            if v.type not in _REF_TYPES or v in self.members:
                 continue
             if v in self.task and self.task[v] != self.sub.task:
                 raise errors.InvalidArgumentError(

@@ -14,6 +14,8 @@ Sits between the kernels/placement layer and the session. Layout:
   code from the second run, switch `sequential.COMPILE`), `concurrent.py`
   (dependency counting + the per-device `thread_pools.py`) and `cuda_graph.py`
   (replay of a whole run as a CUDA graph).
+- `control_flow_kernels.py`: the kernels of the functional `If`/`While` ops,
+  which run their bodies as sub-plans (docs/control-flow.md).
 - `execution.py`: `ExecutionPlan`, a plan with its chosen strategy, which
   `Session` caches per signature; `counters.py`: the counters `metrics` exports.
 
@@ -50,6 +52,7 @@ from .ordering import order, prune
 from .plan import (HOST, Node, NodeFailed, NodeKind, Plan, Transfer, TransferFactory, bind_kernels, build_plan,
                    copy_transfers, insert_transfers, place, plan_for_ops)
 from .counters import ExecutorStatistics, statistics
+from . import control_flow_kernels  # noqa: F401  (registers the If/While kernels)
 
 __all__ = ["ExecutionPlan", "ExecutorStatistics", "HOST", "Node", "NodeFailed", "NodeKind", "Plan", "Transfer",
            "TransferFactory", "bind_kernels", "build_plan", "copy_transfers", "insert_transfers", "order", "place",

@@ -25,9 +25,14 @@ __all__ = [
 
 
 def _graph_for(inputs) -> "object":
+    """The first input's graph; the default graph instead when it is a control-flow body nested in that graph."""
     for t in inputs:
         if isinstance(t, Tensor):
-            return t.graph
+            g = t.graph
+            inner = get_default_graph()
+            if inner is not g and getattr(inner, "outer_graph", None) is not None:
+                return inner  # a FuncGraph: it captures outer tensors (func_graph.py)
+            return g
     return get_default_graph()
 
 

@@ -19,6 +19,7 @@ from typing import Optional
 from .. import dtypes as _dtypes
 from ..graph import GraphKeys, Operation, Tensor
 from ..default_graph import convert_to_tensor, get_default_graph, register_tensor_conversion_function
+from ..func_graph import FuncGraph, lift_out_of_function
 from ..tensor_shape import TensorShape, as_shape
 from .common import NotDifferentiable, make_tensor, register_op
 from .control_flow_ops import group
@@ -103,6 +104,16 @@ class Variable:
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         g = get_default_graph()
+        if isinstance(g, FuncGraph):  # created while a cond/while body is traced: the variable lives outside it
+            with lift_out_of_function(g) as outer:
+                if isinstance(initial_value, Tensor) and initial_value.graph is not outer:
+                    raise ValueError(f"The initial value of variable {name or 'Variable'} created inside the "
+                                     f"control-flow function '{g.name}' depends on that function: use a callable "
+                                     f"initializer, or create the variable before tf.cond / tf.while_loop")
+                self.__init__(initial_value, trainable, collections, validate_shape, caching_device, name,
+                              variable_def, dtype, expected_shape, import_scope, constraint, use_resource,
+                              synchronization, aggregation, shape)
+            return
         self._trainable = trainable
         self._constraint = constraint
         with g.name_scope(name or "Variable") as scope:
