@@ -39,6 +39,18 @@ def run_deadline(timeout_in_ms: int):
         _deadline.at = prev
 
 
+@contextlib.contextmanager
+def run_cancellable(cancelled: threading.Event):
+    """Blocking kernels run in this thread fail with CancelledError once `cancelled` is set (a remote
+    session's partition deregistered on a worker service: distributed/worker.py)."""
+    prev = getattr(_deadline, "cancel", None)
+    _deadline.cancel = cancelled
+    try:
+        yield
+    finally:
+        _deadline.cancel = prev
+
+
 def _state(resources) -> dict:
     with resources.lock:
         st = resources.__dict__.get("_blocking")
@@ -59,9 +71,10 @@ def cancel_blocked(resources) -> None:
 def _wait(obj, ready, ctx, what: str) -> None:
     """Waits (holding obj.cond) until `ready()`; raises on deadline, cancellation."""
     at = getattr(_deadline, "at", None)
+    cancel = getattr(_deadline, "cancel", None)
     st = obj.state
     while not ready():
-        if st["cancelled"]:
+        if st["cancelled"] or (cancel is not None and cancel.is_set()):
             raise errors.CancelledError(None, ctx.op, f"{what} operation was cancelled (session closed)\n"
                                                       f"\t [[node {ctx.op.name}]]")
         wait = POLL_S
