@@ -178,7 +178,8 @@ def test_ps_killed_and_restarted_training_resumes_from_the_checkpoint(procs, tmp
     assert len(sessions) >= 2 and sessions[0] == 0, chief.output   # recreated after the restart
     restored = sessions[1]
     assert restored >= checkpointed, (restored, checkpointed)
-    assert (tmp_path / f"model.ckpt-{restored}.index").exists()   # it is a checkpoint's step
+    # that checkpoint's global step (saved a few async steps after the step in its name), not a fresh start
+    assert restored < checkpointed + 50, (restored, checkpointed)
     after = chief.output.split(f"SESSION global_step={restored}", 1)[1]
     steps = [int(s) for s in re.findall(r"^STEP (\d+)", after, re.M)]
     assert steps and min(steps) >= restored   # never back past the checkpoint
