@@ -108,7 +108,7 @@ def test_chief_end_releases_every_ps_and_the_other_worker(procs, style, tmp_path
     other.wait_for("^SESSION")   # training (a task that starts after the release is never told)
     go.touch()   # the chief's steps start
     assert chief.wait() == 0, chief.output
-    assert int(chief.wait_for(r"^STOPPED (\d+)").group(1)) > 0
+    chief.wait_for(r"^STOPPED \d+")   # its loop ended (worker 1 may have pushed the global step past 60 first)
     assert ps.wait() == 0, ps.output
     assert "PS_JOINED" in ps.output   # server.join() returned; the script ended normally
     assert other.wait() == 0, other.output

@@ -184,9 +184,9 @@ class Server:
         self._host, self._port = split_address(address)
         self._bind = bind_host(self._host)
         if not self._token and not _is_loopback(self._bind):
-            raise ValueError(f"Task /job:{job_name}/replica:0/task:{task_index} would listen on {address}, which is not a "
-                             f"loopback address, but {TOKEN_ENV} is not set: set the job's token (the operator "
-                             f"injects it) or use a localhost address")
+            raise ValueError(f"Task /job:{job_name}/replica:0/task:{task_index} would listen on {address}, "
+                             f"which is not a loopback address, but {TOKEN_ENV} is not set: set the job's token "
+                             f"(the operator injects it) or use a localhost address")
         self._started = False
         self._stopped = threading.Event()
         self._grpc = None
