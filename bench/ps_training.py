@@ -29,6 +29,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import socket  # noqa: E402
+import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
 
@@ -219,7 +220,7 @@ def main() -> None:
         return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=8.0)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     sys.path.insert(0, os.path.join(ROOT, "trainer"))
     import tensorfleet as tf
@@ -232,16 +233,24 @@ def main() -> None:
         print(f"tensorflow {real_tf.__version__} (tf.compat.v1 PS runtime)")
     else:
         print(f"tensorflow: {tf_missing}")
-    for r in range(args.rounds):
-        single = single_process(args.seconds)
-        ours = cluster_run("tensorfleet", args.seconds)
-        line = (f"round {r + 1}: single-process {single:7.1f} steps/s | tensorfleet async "
-                f"{ours['worker_steps_per_s']:7.1f} worker-steps/s")
+    rows: dict = {"single": [], "ours": [], "theirs": []}
+    for r in range(args.rounds):   # interleaved, so load from other processes hits every side alike
+        rows["single"].append(single_process(args.seconds))
+        rows["ours"].append(cluster_run("tensorfleet", args.seconds)["worker_steps_per_s"])
+        line = (f"round {r + 1}: single-process {rows['single'][-1]:7.1f} steps/s | tensorfleet async "
+                f"{rows['ours'][-1]:7.1f} worker-steps/s")
         if not tf_missing:
-            theirs = cluster_run("tf", args.seconds)
-            line += (f" | tensorflow async {theirs['worker_steps_per_s']:7.1f} worker-steps/s | ratio "
-                     f"{ours['worker_steps_per_s'] / theirs['worker_steps_per_s']:.2f}x (target 1.5x)")
+            rows["theirs"].append(cluster_run("tf", args.seconds)["worker_steps_per_s"])
+            line += (f" | tensorflow async {rows['theirs'][-1]:7.1f} worker-steps/s | ratio "
+                     f"{rows['ours'][-1] / rows['theirs'][-1]:.2f}x")
         print(line, flush=True)
+    med = {k: statistics.median(v) for k, v in rows.items() if v}
+    line = (f"median of {args.rounds}: single-process {med['single']:.1f} steps/s | tensorfleet async "
+            f"{med['ours']:.1f} worker-steps/s ({med['ours'] / med['single']:.2f}x single-process)")
+    if "theirs" in med:
+        line += (f" | tensorflow async {med['theirs']:.1f} worker-steps/s | ratio {med['ours'] / med['theirs']:.2f}x "
+                 f"(target 1.5x)")
+    print(line, flush=True)
     if hasattr(tf.train, "SyncReplicasOptimizer"):
         ours = cluster_run("tensorfleet", args.seconds, sync=2)
         line = f"sync (2 replicas): tensorfleet {ours['global_steps_per_s']:.1f} global steps/s"

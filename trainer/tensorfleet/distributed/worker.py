@@ -84,11 +84,12 @@ class _Partition:
         plan = self.session._plan(self._fetch_key, self._feed_key, self._target_key)
         values = [_convert_feed(t, feed_dict[t]) for t in self._feed_key]  # dtype and shape checked
         token = fp_state.enter()  # as Session.run: numpy's floating-point warnings off around the step
+        # blocking kernels (queues, accumulators) honour the step's deadline and the session closing
+        scope = queue_kernels.enter_blocking_scope(timeout_ms, self.cancelled)
         try:
-            # blocking kernels (queues, accumulators) honour the step's deadline and the session closing
-            with queue_kernels.run_deadline(timeout_ms), queue_kernels.run_cancellable(self.cancelled):
-                return [to_host(v) for v in plan.run(values)]
+            return [to_host(v) for v in plan.run(values)]
         finally:
+            queue_kernels.exit_blocking_scope(scope)
             fp_state.exit(token)
 
 

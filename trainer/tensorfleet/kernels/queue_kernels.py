@@ -39,16 +39,19 @@ def run_deadline(timeout_in_ms: int):
         _deadline.at = prev
 
 
-@contextlib.contextmanager
-def run_cancellable(cancelled: threading.Event):
-    """Blocking kernels run in this thread fail with CancelledError once `cancelled` is set (a remote
-    session's partition deregistered on a worker service: distributed/worker.py)."""
-    prev = getattr(_deadline, "cancel", None)
+def enter_blocking_scope(timeout_in_ms: int, cancelled: threading.Event) -> tuple:
+    """For the run that follows in this thread: blocking kernels fail with DeadlineExceededError after
+    `timeout_in_ms` (0: none) and with CancelledError once `cancelled` is set (a remote session's partition
+    deregistered on a worker service: distributed/worker.py). Returns what `exit_blocking_scope` restores
+    (no contextmanager: this is on every remote step's path)."""
+    prev = (getattr(_deadline, "at", None), getattr(_deadline, "cancel", None))
+    _deadline.at = time.monotonic() + timeout_in_ms / 1000.0 if timeout_in_ms and timeout_in_ms > 0 else None
     _deadline.cancel = cancelled
-    try:
-        yield
-    finally:
-        _deadline.cancel = prev
+    return prev
+
+
+def exit_blocking_scope(prev: tuple) -> None:
+    _deadline.at, _deadline.cancel = prev
 
 
 def _state(resources) -> dict:
