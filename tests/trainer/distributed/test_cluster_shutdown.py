@@ -150,6 +150,22 @@ def test_orphaned_ps_exits_with_the_retryable_idle_code(procs):
     assert "PS_JOINED" not in ps.output
 
 
+def test_mnist_monitored_training_session_async_reaches_95_percent(procs, tmp_path, full_mnist_dir):
+    """The MonitoredTrainingSession style, 1 ps + 2 workers, async: >= 95% on the 10,000 test images, and at
+    the end every task exits 0 (the ps released by the chief)."""
+    spec = _spec()
+    env = {"TRAIN_MODEL": "mnist", "TENSORFLEET_DATA_DIR": os.path.dirname(full_mnist_dir)}
+    ps = procs(spec, "ps", 0, "mts", 0, env=env)
+    ps.wait_for("^READY")
+    other = procs(spec, "worker", 1, "mts", 1200, env=env)
+    chief = procs(spec, "worker", 0, "mts", 1200, tmp_path, env=env)
+    assert chief.wait(240) == 0, chief.output
+    assert other.wait() == 0, other.output
+    assert ps.wait() == 0, ps.output
+    assert re.findall(r"^SESSION global_step=(\d+)", chief.output, re.M) == ["0"], chief.output
+    assert float(chief.wait_for(r"^ACCURACY ([\d.]+)").group(1)) >= 0.95, chief.output
+
+
 def test_ps_killed_and_restarted_training_resumes_from_the_checkpoint(procs, tmp_path, full_mnist_dir):
     import tensorfleet as tf
 
