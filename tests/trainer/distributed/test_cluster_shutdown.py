@@ -115,15 +115,16 @@ def test_chief_end_releases_every_ps_and_the_other_worker(procs, style, tmp_path
     assert re.search(r"^(STOPPED|ENDED)", other.output, re.M), other.output
 
 
-def test_crashed_chief_leaves_the_ps_serving_its_variables(procs):
+@pytest.mark.parametrize("style", ["crash", "crash-finally"])
+def test_crashed_chief_leaves_the_ps_serving_its_variables(procs, style):
     import numpy as np
 
     import tensorfleet as tf
 
     spec = _spec(workers=1)
-    ps = procs(spec, "ps", 0, "crash", 0)
+    ps = procs(spec, "ps", 0, style, 0)
     ps.wait_for("^READY")
-    chief = procs(spec, "worker", 0, "crash", 40)
+    chief = procs(spec, "worker", 0, style, 40)
     assert chief.wait() == 1, chief.output
     assert "RuntimeError: the chief crashes" in chief.output
     # the chief process is gone, so any release it sent was already answered: the ps must still serve and

@@ -8,6 +8,7 @@ STYLE (the chief's way of ending; other workers always use the same style's norm
   sv             Supervisor: prepare_or_wait_for_session, loop, sv.stop()
   sv-nostop      Supervisor without sv.stop() or sess.close()
   crash          MonitoredTrainingSession; the chief raises an uncaught exception after LAST_STEP
+  crash-finally  the same, with `mon.close()` in a `finally` around the raise
 
 MODEL: `TRAIN_MODEL=mnist` the 784-256-10 MLP on MNIST (prints `ACCURACY a` at the end on the chief),
 otherwise a 20-weight linear regression on synthetic data. Prints `SESSION global_step=G` whenever a
@@ -97,6 +98,11 @@ def main():
             print("ACCURACY %.4f" % sess.run(evaluation[0], evaluation[1]), flush=True)
     if style == "crash" and is_chief:
         raise RuntimeError("the chief crashes")
+    if style == "crash-finally" and is_chief:
+        try:
+            raise RuntimeError("the chief crashes")
+        finally:
+            mon.close()
     if style == "mts-noclose" and is_chief:
         print("STOPPED %d" % step, flush=True)
         return   # never closed: the process exit releases the cluster
