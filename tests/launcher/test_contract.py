@@ -60,11 +60,20 @@ def test_exit_code_classes_match_the_operator_policy():
         assert operator_retries == exit_codes.is_retryable(code), code
         assert (0 < code < boundary) == exit_codes.is_permanent(code), code
     retryable_by_design = {ExitCode.SIGINT, ExitCode.SIGKILL, ExitCode.SIGTERM, ExitCode.STARTUP_TIMEOUT,
-                           ExitCode.LOST_PEER, ExitCode.PS_UNAVAILABLE}
+                           ExitCode.LOST_PEER, ExitCode.PS_UNAVAILABLE, ExitCode.PS_IDLE_TIMEOUT}
     assert {c for c in ExitCode if c >= boundary} == retryable_by_design
     assert ExitCode.SIGTERM == 143 and all(c <= 255 for c in ExitCode)
     assert startup.recovery_exit_code(["ps:0"]) >= boundary and startup.recovery_exit_code(["worker:0"]) >= boundary
     assert set(script_runner.STOPPING_SIGNALS) <= set(script_runner.FORWARDED_SIGNALS)
+
+
+def test_ps_idle_exit_code_is_the_librarys():
+    """The library's ps (Server.join) exits with its own constant (tensorfleet never imports the launcher):
+    the launcher's table must name the same number, retryable."""
+    from tensorfleet.distributed import shutdown as library_shutdown
+
+    assert ExitCode.PS_IDLE_TIMEOUT == library_shutdown.PS_IDLE_TIMEOUT_EXIT_CODE
+    assert exit_codes.is_retryable(library_shutdown.PS_IDLE_TIMEOUT_EXIT_CODE)
 
 
 def test_docs_table_lists_every_exit_code():

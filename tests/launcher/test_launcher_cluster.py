@@ -169,11 +169,11 @@ def test_metrics_of_every_task_move_during_training(launcher):
 
 
 def test_restarted_ps_is_restored_from_the_chiefs_checkpoint(launcher, tmp_path):
-    # TENSORFLEET_BULK=0: the runtime's client keeps the bulk port of the ps process it first talked to, so
-    # after a ps restart (new bulk port) every call on the cached connection fails; gRPC reconnects.
+    # with the bulk path on (the default): the runtime's client must notice the ps's new process (new bulk
+    # port and local socket) and reconnect
     ps, w0 = _ports(2)
     cluster = {"ps": [f"127.0.0.1:{ps}"], "worker": [f"127.0.0.1:{w0}"]}
-    env = {"TENSORFLEET_BULK": "0"}
+    env: dict = {}
     args = ["--model", "mnist-mlp", "--steps", "100000000", "--log-every", "5", "--save-checkpoint-steps", "20",
             "--recovery-timeout", "60", *DIGITS]
     ps_proc = launcher(args, tf_config=_tf_config(cluster, "ps", 0), env=env)

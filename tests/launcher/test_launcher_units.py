@@ -96,10 +96,11 @@ def test_exit_code_classes():
     assert {c.name for c in permanent} == {"TRAINING_ERROR", "BAD_ARGUMENTS", "INVALID_TF_CONFIG", "DATA_UNAVAILABLE",
                                            "SCRIPT_NOT_EXECUTABLE", "SCRIPT_NOT_FOUND"}
     assert {c.name for c in retryable} == {"SIGINT", "SIGKILL", "SIGTERM", "STARTUP_TIMEOUT", "LOST_PEER",
-                                           "PS_UNAVAILABLE"}
+                                           "PS_UNAVAILABLE", "PS_IDLE_TIMEOUT"}
     assert all(is_retryable(c) for c in retryable) and not any(is_retryable(c) for c in permanent)
     # launcher-defined retryable codes do not collide with signal codes 129-192 (SIGRTMAX is 64)
-    assert all(c > 128 + 64 for c in (ExitCode.STARTUP_TIMEOUT, ExitCode.LOST_PEER, ExitCode.PS_UNAVAILABLE))
+    assert all(c > 128 + 64 for c in (ExitCode.STARTUP_TIMEOUT, ExitCode.LOST_PEER, ExitCode.PS_UNAVAILABLE,
+                                      ExitCode.PS_IDLE_TIMEOUT))
     assert describe(143) == "SIGTERM" and describe(138) == "signal 10" and describe(5) == "exit 5"
     assert startup.recovery_exit_code(["worker:0", "ps:1"]) == ExitCode.PS_UNAVAILABLE
     assert startup.recovery_exit_code(["chief:0"]) == ExitCode.LOST_PEER

@@ -19,6 +19,7 @@ reproduced in docs/launcher.md.
 | 200 | STARTUP_TIMEOUT | retryable | a peer did not resolve or accept connections within --startup-timeout |
 | 201 | LOST_PEER | retryable | a worker or chief peer became unreachable and stayed so past --recovery-timeout |
 | 202 | PS_UNAVAILABLE | retryable | a ps task became unreachable and stayed so past --recovery-timeout |
+| 203 | PS_IDLE_TIMEOUT | retryable | a ps served no call for TENSORFLEET_PS_IDLE_TIMEOUT_SECONDS (chief gone) |
 
 A user script's own exit status is passed through unchanged (so a script that exits 1 fails the job
 and one killed by a signal is retried); a child killed by signal n gives 128+n.
@@ -45,6 +46,7 @@ class ExitCode(enum.IntEnum):
     STARTUP_TIMEOUT = 200
     LOST_PEER = 201
     PS_UNAVAILABLE = 202
+    PS_IDLE_TIMEOUT = 203   # = tensorfleet.distributed.shutdown.PS_IDLE_TIMEOUT_EXIT_CODE (pinned by test_contract)
 
 
 def for_signal(signum: int) -> int:

@@ -2,7 +2,8 @@
 
 Flow: cli.py -> `serve(...)` here. TF's idiom is `server.join()`; it runs in a helper thread so the
 main thread can react to SIGTERM (exit 143 within the grace period). `join()` returning (the chief
-releasing the ps at the end of training, issue 11's shutdown protocol) exits 0. A ps waits for no
+releasing the ps at the end of training: tensorfleet.distributed.shutdown) exits 0; a ps that served no
+call for TENSORFLEET_PS_IDLE_TIMEOUT_SECONDS (its chief never came back) exits PS_IDLE_TIMEOUT. A ps waits for no
 peer at start-up: it only serves, and a restarted ps must not wait for workers that have finished.
 Every second it reports the bytes of the variable values its worker service holds.
 """
@@ -45,6 +46,8 @@ def serve(args, task, shutdown, telemetry) -> int:
     def join():
         try:
             server.join()
+        except SystemExit:   # the library's idle timeout: server.exit_code says which code
+            pass
         finally:
             joined.set()
             shutdown.event.set()   # wakes the main thread
@@ -54,8 +57,11 @@ def serve(args, task, shutdown, telemetry) -> int:
         telemetry.ps_variable_bytes(_variable_bytes(server))
     if joined.is_set() and shutdown.signum is None:
         code = getattr(server, "exit_code", None) or ExitCode.SUCCESS
-        runlog.log("done", f"released by the chief: {getattr(server, 'shutdown_reason', '') or 'server stopped'}",
-                   exit_code=int(code))
+        reason = getattr(server, "shutdown_reason", "") or "server stopped"
+        if code == ExitCode.PS_IDLE_TIMEOUT:
+            runlog.log("ps_idle_timeout", f"no call from any task: {reason}", exit_code=int(code))
+        else:
+            runlog.log("done", f"released by the chief: {reason}", exit_code=int(code))
         return code
     if hasattr(server, "stop"):
         server.stop()

@@ -336,9 +336,13 @@ class Trainer:
             done = int(sess.run(self.workers_done))
         self._read_stale(sess)     # every push is in once the others have finished: the final count
         runlog.log("workers_finished", f"{done} of {others} other worker(s) finished", finished=done, workers=others)
-        master: Any = getattr(self.placement.server, "master", None)
-        if self.task.cluster.get("ps") and hasattr(master, "shutdown_tasks"):
-            failed = master.shutdown_tasks("ps", "training finished", 0)
+        server: Any = self.placement.server
+        release = getattr(getattr(getattr(tf, "distributed", None), "shutdown", None), "release_cluster", None)
+        if self.task.cluster.get("ps") and server is not None:
+            if release is not None:   # the library's protocol: the other workers are told too, then every ps
+                failed = release(server, "training finished")
+            else:
+                failed = server.master.shutdown_tasks("ps", "training finished", 0)
             runlog.log("ps_released", "told the ps tasks to stop", unreachable=",".join(failed))
 
     def close(self) -> None:

@@ -122,6 +122,15 @@ class RpcClient:
                 and self._tls is None:
             self._local_socket = local_socket
 
+    def drop_connections(self) -> None:
+        """Forgets the bulk endpoints and closes the pooled sockets (the task restarted: they were the old
+        process's); calls use gRPC until `enable_bulk` is given the new endpoints (GetStatus)."""
+        with self._pool_lock:
+            socks, self._pool = self._pool, []
+            self._bulk_port, self._local_socket = None, ""
+        for s, _ in socks:
+            s.close()
+
     def _connect(self) -> tuple:
         if self._local_socket:
             try:
@@ -171,6 +180,10 @@ class RpcClient:
                                                            f"not finish within {timeout:.3f} s") from None
         except (OSError, wire.FrameError) as e:
             sock.close()
+            with self._pool_lock:   # the other pooled sockets went to the same (gone) process
+                socks, self._pool = self._pool, []
+            for s, _ in socks:
+                s.close()
             raise rpc_errors.unavailable(self.task, self.address, f"{type(e).__name__}: {e}") from None
         with self._pool_lock:
             if self._closed:

@@ -42,6 +42,8 @@ from .protos import service_pb2
 
 logger = logging.getLogger("tensorfleet.distributed")
 _POOL = futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="tf-master")
+#: how much longer than a step's timeout_in_ms a client waits for the task's own DeadlineExceededError
+RPC_DEADLINE_SLACK_S = 2.0
 
 
 def _post(done: queue.SimpleQueue, sub, fut) -> None:
@@ -67,7 +69,7 @@ class _LocalWorker:
 
     def run(self, sub, step_id, sent: dict, timeout_ms: int) -> dict:
         return self.service.run_graph(sub.handle, step_id, sent, [(p, s) for p, s in sub.local], sub.keep,
-                                      sub.end_of_step, sub.keep_returned)
+                                      sub.end_of_step, sub.keep_returned, timeout_ms)
 
     def cleanup(self, step_id) -> None:
         self.service.cleanup_step(step_id)
@@ -85,9 +87,14 @@ class _RemoteWorker:
     def __init__(self, client: RpcClient):
         self.client = client
         self.task = client.task
+        self.incarnation = None
 
     def status(self):
         resp, _ = self.client.call("GetStatus", service_pb2.GetStatusRequest(), service_pb2.GetStatusResponse)
+        if self.incarnation is not None and resp.incarnation != self.incarnation:
+            logger.info("Task %s restarted (new incarnation): reconnecting", self.task)
+            self.client.drop_connections()   # pooled sockets and the bulk port were the old process's
+        self.incarnation = resp.incarnation
         self.client.enable_bulk(resp.bulk_port, resp.local_socket)
         return resp
 
@@ -103,8 +110,10 @@ class _RemoteWorker:
                                           keep_returned=sub.keep_returned, end_of_step=sub.end_of_step,
                                           timeout_ms=timeout_ms)
         req.local.extend(service_pb2.LocalFeed(feed=p, key=s) for p, s in sub.local)
+        # the task itself fails a blocked op at the deadline (DeadlineExceededError naming the node); the
+        # client waits a little longer for that answer, then gives up on the connection
         _, tensors = self.client.call("RunGraph", req, service_pb2.RunGraphResponse, list(sent.items()),
-                                      timeout=timeout_ms / 1000 if timeout_ms > 0 else None)
+                                      timeout=timeout_ms / 1000 + RPC_DEADLINE_SLACK_S if timeout_ms > 0 else None)
         return dict(tensors)
 
     def cleanup(self, step_id) -> None:
@@ -118,9 +127,10 @@ class _RemoteWorker:
         self.client.call("DeregisterGraph", service_pb2.DeregisterGraphRequest(graph_handle=handle),
                          service_pb2.DeregisterGraphResponse)
 
-    def shutdown(self, reason: str, exit_code: int) -> None:
-        self.client.call("Shutdown", service_pb2.ShutdownRequest(reason=reason, exit_code=exit_code),
-                         service_pb2.ShutdownResponse)
+    def shutdown(self, reason: str, exit_code: int, keep_serving: bool = False) -> None:
+        self.client.call("Shutdown", service_pb2.ShutdownRequest(reason=reason, exit_code=exit_code,
+                                                                 keep_serving=keep_serving),
+                         service_pb2.ShutdownResponse, timeout=self.client.timeouts.connect_seconds)
 
 
 def _task_name(job: str, index: int) -> str:
@@ -145,6 +155,10 @@ class Master:
     @property
     def job(self) -> str:
         return self._server.job_name
+
+    @property
+    def training_finished(self) -> bool:
+        return self._server.training_finished.is_set()
 
     @property
     def task(self) -> int:
@@ -182,7 +196,10 @@ class Master:
         while True:
             try:
                 return handle.status()
-            except errors.UnavailableError:
+            except errors.UnavailableError as e:
+                if self.training_finished:   # the chief released the cluster: that task is not coming back
+                    raise errors.OutOfRangeError(None, None, f"Training finished (the chief released the "
+                                                             f"cluster); {task_name} is gone: {e.message}") from e
                 now = time.monotonic()
                 if now >= deadline:
                     raise
@@ -253,16 +270,17 @@ class Master:
             self.wait_for_status(name, address, time.monotonic() + self.timeouts.connect_seconds)
             self.worker(name, address).reset(list(containers))
 
-    def shutdown_tasks(self, job: str = "ps", reason: str = "training finished", exit_code: int = 0) -> list:
-        """Tells every task of `job` (other than this one) to stop serving; returns the tasks that could not
-        be told (already gone). The building block of the chief's end-of-training shutdown (issue 11)."""
+    def shutdown_tasks(self, job: str = "ps", reason: str = "training finished", exit_code: int = 0,
+                       keep_serving: bool = False) -> list:
+        """Tells every task of `job` (other than this one) to stop serving (with `keep_serving`: only that
+        training finished); returns the tasks that could not be told (already gone). See shutdown.py."""
         failed = []
         own = _task_name(self.job, self.task)
         for name, address in self.tasks():
             if not name.startswith(f"/job:{job}/") or name == own:
                 continue
             try:
-                self.worker(name, address).shutdown(reason, exit_code)
+                self.worker(name, address).shutdown(reason, exit_code, keep_serving)
             except errors.OpError:
                 failed.append(name)
         return failed
@@ -398,6 +416,12 @@ class MasterSession:
                 values.update(self._run_sub(subs[0], step_id, values, timeout_ms))
             else:
                 self._run_dataflow(subs, step_id, values, timeout_ms)
+        except (errors.UnavailableError, errors.AbortedError) as e:
+            self._cleanup(plan, step_id)
+            if self.master.training_finished:   # the chief released the cluster: a ps went away on purpose
+                raise errors.OutOfRangeError(None, None, f"Training finished (the chief released the cluster); "
+                                                         f"this step lost a task: {e.message}") from e
+            raise
         except BaseException:
             self._cleanup(plan, step_id)
             raise

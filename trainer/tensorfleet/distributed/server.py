@@ -35,7 +35,7 @@ from google.protobuf.message import DecodeError
 
 from .. import errors
 from ..config import ConfigProto
-from . import rpc_accounting, rpc_errors, wire
+from . import rpc_accounting, rpc_errors, shutdown, wire
 from .client import TOKEN_ENV, _attach, _metas_of, job_token, payload_nbytes, split_address
 from .cluster import ClusterSpec
 from .grpc_handler import GrpcHandler
@@ -93,7 +93,7 @@ class _Methods:
             f"{W}/Reset": (pb.ResetRequest, lambda r, t: _after(
                 worker.reset, (list(r.container),), pb.ResetResponse())),
             f"{W}/Shutdown": (pb.ShutdownRequest, lambda r, t: _after(
-                shutdown_fn, (r.reason, r.exit_code), pb.ShutdownResponse())),
+                shutdown_fn, (r.reason, r.exit_code, r.keep_serving), pb.ShutdownResponse())),
             f"{M}/CreateSession": (pb.CreateSessionRequest, lambda r, t: (pb.CreateSessionResponse(
                 session_handle=master.create_session_from_proto(r.graph_def, r.options)), [])),
             f"{M}/ExtendSession": (pb.ExtendSessionRequest, lambda r, t: _after(
@@ -107,8 +107,11 @@ class _Methods:
         }
         self.worker, self.master = worker, master
         self.streaming = {f"{W}/RunGraph", f"{M}/RunStep"}
-        #: time.monotonic() of the last call served (an idle ps can exit after a timeout: issue 11)
+        #: time.monotonic() of the last call started or finished, and how many are being served (an idle
+        #: ps exits after a timeout: shutdown.py)
         self.last_call = time.monotonic()
+        self.in_flight = 0
+        self._count_lock = threading.Lock()
 
     def _status(self, endpoints: tuple):
         bulk_port, local_socket = endpoints
@@ -120,7 +123,7 @@ class _Methods:
 
     def _run_graph(self, r, tensors):
         out = self.worker.run_graph(r.graph_handle, r.step_id, dict(tensors), [(x.feed, x.key) for x in r.local],
-                                    list(r.keep), r.end_of_step, list(r.keep_returned))
+                                    list(r.keep), r.end_of_step, list(r.keep_returned), r.timeout_ms)
         return service_pb2.RunGraphResponse(), list(out.items())
 
     def _run_step(self, r, tensors):
@@ -137,7 +140,16 @@ class _Methods:
 
     def dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits) -> tuple:
         """-> (response message, [(name, array)]); raises tf.errors for every failure."""
-        self.last_call = time.monotonic()
+        with self._count_lock:
+            self.in_flight += 1
+        try:
+            return self._dispatch(method, request_bytes, payload, limits)
+        finally:
+            with self._count_lock:
+                self.in_flight -= 1
+                self.last_call = time.monotonic()
+
+    def _dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits) -> tuple:
         entry = self.table.get(method)
         if entry is None:
             raise errors.UnimplementedError(None, None, f"Unknown method {method!r}")
@@ -179,9 +191,9 @@ class Server:
         self._host, self._port = split_address(address)
         self._bind = bind_host(self._host)
         if not self._token and not _is_loopback(self._bind):
-            raise ValueError(f"Task /job:{job_name}/task:{task_index} would listen on {address}, which is not a "
-                             f"loopback address, but {TOKEN_ENV} is not set: set the job's token (the operator "
-                             f"injects it) or use a localhost address")
+            raise ValueError(f"Task /job:{job_name}/replica:0/task:{task_index} would listen on {address}, "
+                             f"which is not a loopback address, but {TOKEN_ENV} is not set: set the job's token "
+                             f"(the operator injects it) or use a localhost address")
         self._started = False
         self._stopped = threading.Event()
         self._grpc = None
@@ -196,6 +208,9 @@ class Server:
                                  self._shutdown_requested)
         self.exit_code: Optional[int] = None
         self.shutdown_reason = ""
+        #: set when this task learns that the cluster's training finished (shutdown.py)
+        self.training_finished = threading.Event()
+        self.released_cluster = False   # this task (the chief) released the cluster
         if start:
             self.start()
 
@@ -218,17 +233,39 @@ class Server:
         self._started = True
         with _LOCAL_LOCK:
             _LOCAL_SERVERS[self._port] = self
-        logger.info("Started server for /job:%s/task:%d at %s (bulk port %d)", self._job, self._task,
-                    self.target, self._bulk_port)
+        logger.info("Started server for %s at %s (bulk port %d)", self.task_name, self.target, self._bulk_port)
 
     def join(self) -> None:
-        """Blocks until the server stops (`stop()`, or a shutdown from the chief)."""
-        while not self._stopped.wait(0.5):
-            pass
+        """Blocks until the server stops (`stop()`, or a shutdown from the chief). A ps task that serves no call
+        for `shutdown.ps_idle_timeout()` seconds (its chief never came back) stops and raises
+        `SystemExit(shutdown.PS_IDLE_TIMEOUT_EXIT_CODE)`, a retryable exit code."""
+        idle_limit = shutdown.ps_idle_timeout() if self._job == "ps" else 0.0
+        poll = min(0.5, idle_limit / 4) if idle_limit else 0.5
+        while not self._stopped.wait(poll):
+            if idle_limit and self.idle_seconds > idle_limit:
+                code = shutdown.PS_IDLE_TIMEOUT_EXIT_CODE
+                logger.warning("Task %s served no call for %g s (%s): exiting with code %d", self.task_name,
+                               idle_limit, shutdown.PS_IDLE_TIMEOUT_ENV, code)
+                self.shutdown_reason, self.exit_code = f"idle for {idle_limit:g} s", code
+                self.stop()
+                raise SystemExit(code)
 
-    def _shutdown_requested(self, reason: str, exit_code: int) -> None:
-        """A Shutdown call: reply first, then stop (join() returns; `exit_code` says what the process should do)."""
-        logger.info("Task /job:%s/task:%d asked to shut down: %s", self._job, self._task, reason or "(no reason)")
+    task_name = property(lambda self: f"/job:{self._job}/replica:0/task:{self._task}")
+    is_stopped = property(lambda self: self._stopped.is_set())
+
+    def mark_training_finished(self, reason: str) -> None:
+        if not self.training_finished.is_set():
+            self.shutdown_reason = reason
+            self.training_finished.set()
+
+    def _shutdown_requested(self, reason: str, exit_code: int, keep_serving: bool = False) -> None:
+        """A Shutdown call: reply first, then stop (join() returns; `exit_code` says what the process should do).
+        With `keep_serving` only record that training finished (what the chief tells the other workers)."""
+        logger.info("Task %s told that training finished%s: %s", self.task_name,
+                    "" if keep_serving else " (stopping)", reason or "(no reason)")
+        self.mark_training_finished(reason)
+        if keep_serving:
+            return
         self.shutdown_reason, self.exit_code = reason, exit_code
         threading.Timer(0.05, self.stop).start()
 
@@ -282,7 +319,9 @@ class Server:
 
     @property
     def idle_seconds(self) -> float:
-        """Seconds since this server last served a call (for an idle-timeout exit of an orphaned ps)."""
+        """Seconds since this server last served a call (0 while one is being served)."""
+        if self._methods.in_flight:
+            return 0.0
         return time.monotonic() - self._methods.last_call
 
     def _bulk_enabled(self) -> bool:
@@ -305,10 +344,10 @@ class Server:
                 port = server.add_insecure_port(f"{host}:{self._port}")
         except RuntimeError as e:
             raise errors.UnavailableError(None, None, f"Could not bind {host}:{self._port} for task "
-                                                      f"/job:{self._job}/task:{self._task}: {e}") from None
+                                                      f"{self.task_name}: {e}") from None
         if not port:
             raise errors.UnavailableError(None, None, f"Could not bind {host}:{self._port} for task "
-                                                      f"/job:{self._job}/task:{self._task}")
+                                                      f"{self.task_name}")
         if self._port == 0:
             self._port = port
             self._cluster = self._cluster.with_address(self._job, self._task, f"{self._host}:{port}")

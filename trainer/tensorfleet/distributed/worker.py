@@ -27,7 +27,7 @@ from ..devices import local_devices
 from ..graph import Graph
 from ..graph_def import import_graph_def
 from ..kernels import ResourceStore
-from ..kernels import fp_state
+from ..kernels import fp_state, queue_kernels
 from ..kernels.backend import to_host
 from .rendezvous import Rendezvous
 
@@ -60,8 +60,17 @@ class _Partition:
         self.session = Session(graph=self.graph, config=config)
         self.session._resources = store  # variables live in the worker service, shared by all partitions
         self.lock = threading.Lock()
+        #: set when the partition is deregistered (its session closed): its blocked ops fail with CancelledError
+        self.cancelled = threading.Event()
 
-    def run(self, feed_values: dict) -> list:
+    def close(self) -> None:
+        """Cancels this partition's blocked ops and drops its plans; the task's store (shared with every other
+        partition and session) is left alone: Session.close would cancel every blocked op of the task."""
+        self.cancelled.set()
+        self.session._resources = ResourceStore()
+        self.session.close()
+
+    def run(self, feed_values: dict, timeout_ms: int = 0) -> list:
         feed_dict = {}
         for name, t in zip(self.feed_names, self.feeds, strict=True):
             try:
@@ -75,9 +84,12 @@ class _Partition:
         plan = self.session._plan(self._fetch_key, self._feed_key, self._target_key)
         values = [_convert_feed(t, feed_dict[t]) for t in self._feed_key]  # dtype and shape checked
         token = fp_state.enter()  # as Session.run: numpy's floating-point warnings off around the step
+        # blocking kernels (queues, accumulators) honour the step's deadline and the session closing
+        scope = queue_kernels.enter_blocking_scope(timeout_ms, self.cancelled)
         try:
             return [to_host(v) for v in plan.run(values)]
         finally:
+            queue_kernels.exit_blocking_scope(scope)
             fp_state.exit(token)
 
 
@@ -116,10 +128,10 @@ class WorkerService:
         with self._lock:
             part = self._partitions.pop(handle, None)
         if part is not None:
-            part.session.close()
+            part.close()
 
     def run_graph(self, handle: str, step_id: int, sent: dict, local: list, keep: list,
-                  end_of_step: bool, keep_returned: Sequence = ()) -> dict:
+                  end_of_step: bool, keep_returned: Sequence = (), timeout_ms: int = 0) -> dict:
         """Runs a partition; returns {fetch name: value} for the fetches not only kept (`keep` minus
         `keep_returned`); the `keep` ones are stored in the rendezvous under `step_id`."""
         part = self._partitions.get(handle)
@@ -130,7 +142,7 @@ class WorkerService:
             values = dict(sent)
             for feed, key in local:
                 values[feed] = self.rendezvous.take(step_id, key, self.task_name)
-            results = part.run(values)
+            results = part.run(values, timeout_ms)
             out = {}
             keep_set, also = set(keep), set(keep_returned)
             for name, value in zip(part.fetch_names, results, strict=True):
@@ -159,7 +171,8 @@ class WorkerService:
         with self._lock:
             parts, self._partitions = list(self._partitions.values()), {}
         for p in parts:
-            p.session.close()
+            p.close()
+        queue_kernels.cancel_blocked(self.resources)   # the server stops: nothing stays blocked
 
 
 def _on_task(e: errors.OpError, task_name: str) -> errors.OpError:

@@ -39,6 +39,21 @@ def run_deadline(timeout_in_ms: int):
         _deadline.at = prev
 
 
+def enter_blocking_scope(timeout_in_ms: int, cancelled: threading.Event) -> tuple:
+    """For the run that follows in this thread: blocking kernels fail with DeadlineExceededError after
+    `timeout_in_ms` (0: none) and with CancelledError once `cancelled` is set (a remote session's partition
+    deregistered on a worker service: distributed/worker.py). Returns what `exit_blocking_scope` restores
+    (no contextmanager: this is on every remote step's path)."""
+    prev = (getattr(_deadline, "at", None), getattr(_deadline, "cancel", None))
+    _deadline.at = time.monotonic() + timeout_in_ms / 1000.0 if timeout_in_ms and timeout_in_ms > 0 else None
+    _deadline.cancel = cancelled
+    return prev
+
+
+def exit_blocking_scope(prev: tuple) -> None:
+    _deadline.at, _deadline.cancel = prev
+
+
 def _state(resources) -> dict:
     with resources.lock:
         st = resources.__dict__.get("_blocking")
@@ -59,9 +74,10 @@ def cancel_blocked(resources) -> None:
 def _wait(obj, ready, ctx, what: str) -> None:
     """Waits (holding obj.cond) until `ready()`; raises on deadline, cancellation."""
     at = getattr(_deadline, "at", None)
+    cancel = getattr(_deadline, "cancel", None)
     st = obj.state
     while not ready():
-        if st["cancelled"]:
+        if st["cancelled"] or (cancel is not None and cancel.is_set()):
             raise errors.CancelledError(None, ctx.op, f"{what} operation was cancelled (session closed)\n"
                                                       f"\t [[node {ctx.op.name}]]")
         wait = POLL_S

@@ -12,13 +12,22 @@ ready, local-init ops, saver); a session creator (`ChiefSessionCreator` runs
 Only the public Session API is used (run, graph, close), so all of it works on a
 remote session unchanged. Non-chief workers poll readiness every
 `session_manager.DEFAULT_RECOVERY_WAIT_SECS` (0.5 s; TF: 30 s).
+
+End of training (`distributed/shutdown.py`): a chief's MonitoredSession that closes without an
+exception releases the cluster (tells the other workers, stops every ps); one created on a
+server of this process also releases it when the process exits normally. A worker told that
+training finished stops: `should_stop()` is true, and a step that loses a ps ends with
+`OutOfRangeError` (which ends a `with` block cleanly) instead of a recovery.
 """
 from __future__ import annotations
+
+import sys
 
 from .. import errors
 from ..default_graph import get_default_graph
 from ..graph import GraphKeys
 from ..ops import control_flow_ops, state_ops
+from ..distributed import shutdown as cluster_shutdown
 from ..platform import tf_logging as logging
 from . import basic_session_run_hooks as hooks_lib
 from .coordinator import Coordinator
@@ -30,6 +39,7 @@ __all__ = ["Scaffold", "SessionCreator", "ChiefSessionCreator", "WorkerSessionCr
            "SingularMonitoredSession", "MonitoredTrainingSession"]
 
 _PREEMPTION_ERRORS = (errors.AbortedError, errors.UnavailableError)
+_END_OF_INPUT = (errors.OutOfRangeError, StopIteration)
 USE_DEFAULT = object()
 
 
@@ -236,32 +246,51 @@ class _MonitoredSession:
         self._tf_sess = None
         self._hooked = None
         self._closed = False
+        # the tf.train.Server of this process the session runs on, if any
+        self._server = cluster_shutdown.server_for_target(getattr(self._creator, "_master", None))
         self._create()
 
-    def _create(self):
+    def _create(self) -> bool:
+        """Creates the session (hooks' after_create_session included, as TF's _RecoverableSession retries);
+        False (no session, should_stop() true) when the chief released the cluster meanwhile."""
         while True:
             try:
                 self._tf_sess = self._creator.create_session()
-                break
-            except _PREEMPTION_ERRORS as e:
-                if not self._should_recover:
+                self._server = cluster_shutdown.server_for_target(getattr(self._tf_sess, "sess_str", None))
+                if self._server is not None and self._is_chief():
+                    cluster_shutdown.register_chief_exit(self._server)
+                self._coord = Coordinator(clean_stop_exception_types=[])
+                start_queue_runners(sess=self._tf_sess, coord=self._coord)
+                for hook in self._hooks:
+                    _call(hook, "after_create_session", self._tf_sess, self._coord)
+                self._hooked = _HookedSession(self._tf_sess, self._hooks)
+                return True
+            except _PREEMPTION_ERRORS + (errors.OutOfRangeError,) as e:
+                if self._tf_sess is not None:
+                    self._close_inner(ignore_errors=True)
+                self._tf_sess, self._hooked = None, None
+                if cluster_shutdown.cluster_released(self._server):
+                    logging.info("Training finished (the chief released the cluster): no new session. %s", e)
+                    return False
+                if not self._should_recover or isinstance(e, errors.OutOfRangeError):
                     raise
                 logging.info("An error was raised while a session was being created: %s. Retrying.", e)
-        self._coord = Coordinator(clean_stop_exception_types=[])
-        start_queue_runners(sess=self._tf_sess, coord=self._coord)
-        for hook in self._hooks:
-            _call(hook, "after_create_session", self._tf_sess, self._coord)
-        self._hooked = _HookedSession(self._tf_sess, self._hooks)
 
     @property
     def graph(self):
         return self._tf_sess.graph
 
+    def _is_chief(self) -> bool:
+        return isinstance(self._creator, ChiefSessionCreator)
+
     def should_stop(self):
-        return self._closed or self._hooked.should_stop() or self._coord.should_stop()
+        return (self._closed or self._hooked is None or self._hooked.should_stop() or self._coord.should_stop()
+                or cluster_shutdown.cluster_released(self._server))
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         while True:
+            if self._hooked is None:
+                raise errors.OutOfRangeError(None, None, "Training finished (the chief released the cluster)")
             try:
                 out = self._hooked.run(fetches, feed_dict=feed_dict, options=options, run_metadata=run_metadata)
                 self._coord.raise_requested_exception()
@@ -269,6 +298,9 @@ class _MonitoredSession:
             except _PREEMPTION_ERRORS as e:
                 if not self._should_recover:
                     raise
+                if cluster_shutdown.cluster_released(self._server):   # the chief ended training: no recovery
+                    raise errors.OutOfRangeError(None, None, f"Training finished (the chief released the "
+                                                             f"cluster): {e}") from e
                 logging.info("An error was raised. This may be due to a preemption in a connected worker or "
                              "parameter server. The current session will be closed and a new session will be "
                              "created. Error: %s", e)
@@ -306,24 +338,29 @@ class _MonitoredSession:
                 self._tf_sess.close()
 
     def close(self):
-        self._close_internal(None)
+        # close() in an `except`/`finally` of an error (not the end of input) is not a normal end either
+        in_flight = sys.exc_info()[0]
+        self._close_internal(None, release=in_flight is None or issubclass(in_flight, _END_OF_INPUT))
 
-    def _close_internal(self, exception_type=None):
+    def _close_internal(self, exception_type=None, release=True):
         if self._closed:
             return
         try:
-            if not exception_type:
+            if not exception_type and self._tf_sess is not None:
                 for h in self._hooks:
                     _call(h, "end", self._tf_sess)
         finally:
             self._closed = True
             self._close_inner(ignore_errors=exception_type is not None)
+        if release and not exception_type and self._server is not None and self._is_chief() \
+                and not cluster_shutdown.process_crashed():
+            cluster_shutdown.release_cluster(self._server)   # the chief's training ended: free the ps tasks
 
     def __enter__(self):
         return self
 
     def __exit__(self, exception_type, exception_value, traceback):
-        if exception_type in (errors.OutOfRangeError, StopIteration):
+        if exception_type is not None and issubclass(exception_type, _END_OF_INPUT):
             exception_type = None
         self._close_internal(exception_type)
         return exception_type is None  # suppresses OutOfRangeError / StopIteration, as TF does

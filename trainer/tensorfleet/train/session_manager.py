@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from .. import errors
+from ..distributed import shutdown as cluster_shutdown
 from ..ops.string_ops import report_uninitialized_variables
 from ..platform import tf_logging as logging
 from . import checkpoint_management
@@ -140,7 +141,11 @@ class SessionManager:
         if max_wait_secs is None:
             max_wait_secs = float("Inf")
         deadline = time.monotonic() + max_wait_secs
+        server = cluster_shutdown.server_for_target(master)
         while True:
+            if cluster_shutdown.cluster_released(server):   # the chief finished before this task was ready
+                raise errors.OutOfRangeError(None, None, "Training finished (the chief released the cluster) "
+                                                         "before the model was ready on this task")
             sess = self._new_session(master, config)
             not_ready_msg = None
             try:

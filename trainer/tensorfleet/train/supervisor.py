@@ -7,13 +7,21 @@ wait for it: polling every `recovery_wait_secs`, 0.5 s by default here where
 TF waits 30 s), and runs standard services as `LooperThread`s on its
 `Coordinator`: a checkpoint every `save_model_secs` and summaries every
 `save_summaries_secs` (chief only). Only the public Session API is used.
+
+End of training (`distributed/shutdown.py`): the chief's `stop()` without an error releases the
+cluster (tells the other workers, stops every ps); a chief whose session runs on a server of this
+process also releases it when the process exits normally without calling `stop()`. A worker told
+that training finished sees `should_stop()` true.
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 
+from .. import errors
 from ..default_graph import get_default_graph
+from ..distributed import shutdown as cluster_shutdown
 from ..graph import GraphKeys
 from ..ops import control_flow_ops, state_ops
 from ..platform import tf_logging as logging
@@ -68,6 +76,7 @@ class Supervisor:
             ready_for_local_init_op=self._ready_for_local_init_op, graph=self._graph,
             recovery_wait_secs=recovery_wait_secs, local_init_run_options=local_init_run_options)
         self._started_threads: list = []
+        self._server = None   # the tf.train.Server of this process the sessions run on, if any
         self._graph.finalize()
 
     # -- defaults (TF's _init_* methods) ------------------------------------------
@@ -144,6 +153,7 @@ class Supervisor:
                                     start_standard_services=True):
         """The chief initialises or restores (from logdir); others wait until it has. Starts the services."""
         self._coord.clear_stop()
+        self._server = cluster_shutdown.server_for_target(master)
         if self._is_chief:
             sess = self._session_manager.prepare_session(
                 master, init_op=self.init_op, saver=self.saver, checkpoint_dir=self._logdir,
@@ -151,6 +161,8 @@ class Supervisor:
                 init_feed_dict=self._init_feed_dict, init_fn=self._init_fn)
             if start_standard_services:
                 self.start_standard_services(sess)
+            if self._server is not None:
+                cluster_shutdown.register_chief_exit(self._server)
         else:
             sess = self._session_manager.wait_for_session(master, config=config, max_wait_secs=max_wait_secs)
         if start_standard_services:
@@ -202,7 +214,7 @@ class Supervisor:
         self._summary_writer.add_summary(summary, global_step)
 
     def should_stop(self) -> bool:
-        return self._coord.should_stop()
+        return self._coord.should_stop() or cluster_shutdown.cluster_released(self._server)
 
     def request_stop(self, ex=None) -> None:
         self._coord.request_stop(ex=ex)
@@ -214,7 +226,9 @@ class Supervisor:
         self._coord.wait_for_stop()
 
     def stop(self, threads=None, close_summary_writer=True, ignore_live_threads=False) -> None:
-        """Stops the services and queue runners, joins them (re-raising a requested exception)."""
+        """Stops the services and queue runners, joins them (re-raising a requested exception). The chief's
+        stop without an error releases the cluster (every ps stops serving: distributed/shutdown.py)."""
+        in_flight = sys.exc_info()[0]   # stop() in an `except`/`finally` of an error is not a normal end
         self._coord.request_stop()
         try:
             self._coord.join(self._started_threads + list(threads or []),
@@ -223,6 +237,9 @@ class Supervisor:
             self._started_threads = []
             if close_summary_writer and self._summary_writer is not None:
                 self._summary_writer.flush()
+        if self._is_chief and self._server is not None and not cluster_shutdown.process_crashed() \
+                and (in_flight is None or issubclass(in_flight, errors.OutOfRangeError)):
+            cluster_shutdown.release_cluster(self._server)
 
     @contextlib.contextmanager
     def managed_session(self, master="", config=None, start_standard_services=True, close_summary_writer=True):

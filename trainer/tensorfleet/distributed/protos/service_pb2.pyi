@@ -170,12 +170,14 @@ class ResetResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ShutdownRequest(_message.Message):
-    __slots__ = ("reason", "exit_code")
+    __slots__ = ("reason", "exit_code", "keep_serving")
     REASON_FIELD_NUMBER: _ClassVar[int]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    KEEP_SERVING_FIELD_NUMBER: _ClassVar[int]
     reason: str
     exit_code: int
-    def __init__(self, reason: _Optional[str] = ..., exit_code: _Optional[int] = ...) -> None: ...
+    keep_serving: bool
+    def __init__(self, reason: _Optional[str] = ..., exit_code: _Optional[int] = ..., keep_serving: _Optional[bool] = ...) -> None: ...
 
 class ShutdownResponse(_message.Message):
     __slots__ = ()

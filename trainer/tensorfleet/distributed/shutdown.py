@@ -1,0 +1,154 @@
+"""End of training: the chief releases the cluster, so ps tasks never live forever (TF's ps never exits).
+
+Sits under `train` (MonitoredSession, Supervisor call it) and over `server`/`master`
+(the Shutdown call of the worker service). The protocol:
+
+- `release_cluster(server)`: the chief's training ended normally (its MonitoredSession
+  closed without an exception, `Supervisor.stop()` without one, or the chief process
+  exited with status 0). It first tells every other chief/worker task that training
+  finished (`Shutdown` with `keep_serving`: their servers keep serving, their
+  `MonitoredSession.should_stop()` / `Supervisor.should_stop()` become true and a step
+  that then loses a ps ends with `OutOfRangeError`, which ends a `with` block cleanly),
+  then tells every ps task to stop serving: its `server.join()` returns and the ps
+  process exits 0. Every call carries the job token, like every RPC.
+- `register_chief_exit(server)`: called when a chief session is created. At process exit
+  (atexit) the cluster is released unless it was released already or the process is
+  ending through an uncaught exception (main thread: `sys.excepthook`; other threads:
+  `threading.excepthook`) or `sys.exit(n)` with n != 0: a chief that crashes leaves
+  the ps running with their variables for the restarted chief. Signals and `os._exit`
+  run no atexit handler, so they never release either.
+- A ps whose chief never comes back: `Server.join()` of a ps task that has served no call
+  for `TENSORFLEET_PS_IDLE_TIMEOUT_SECONDS` (default 1800; 0 turns it off) stops the server
+  and raises `SystemExit(PS_IDLE_TIMEOUT_EXIT_CODE)` (203, retryable: the operator's
+  `ExitCode` policy recreates the pod; the launcher's exit-code table pins the same value).
+"""
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import sys
+import threading
+from typing import Optional
+
+logger = logging.getLogger("tensorfleet.distributed")
+
+#: the exit code of a ps that served no call for the idle timeout (retryable: >= 128)
+PS_IDLE_TIMEOUT_EXIT_CODE = 203
+PS_IDLE_TIMEOUT_ENV = "TENSORFLEET_PS_IDLE_TIMEOUT_SECONDS"
+DEFAULT_PS_IDLE_TIMEOUT_SECONDS = 1800.0
+WORKER_JOBS = ("chief", "master", "worker")
+
+
+def ps_idle_timeout() -> float:
+    """Seconds a ps may serve no call before it exits (0: never). Read from the environment each time."""
+    raw = os.environ.get(PS_IDLE_TIMEOUT_ENV, "")
+    if not raw:
+        return DEFAULT_PS_IDLE_TIMEOUT_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{PS_IDLE_TIMEOUT_ENV}={raw!r} is not a number of seconds") from None
+    if value < 0:
+        raise ValueError(f"{PS_IDLE_TIMEOUT_ENV}={raw!r} must be >= 0 (0 turns the idle timeout off)")
+    return value
+
+
+def server_for_target(target) -> Optional[object]:
+    """The `tf.train.Server` of this process that `target` (a session's `grpc://` target) names, else None."""
+    if not isinstance(target, str) or not target.startswith("grpc://"):
+        return None
+    from .server import local_server_for  # late: server imports this module
+
+    return local_server_for(target)
+
+
+def release_cluster(server, reason: str = "training finished") -> list:
+    """The chief's end of training: tell the other workers, then stop every ps (see the module docstring).
+    Idempotent; returns the tasks that could not be told (already gone)."""
+    with _LOCK:
+        if server.released_cluster:
+            return []
+        server.released_cluster = True
+    server.mark_training_finished(reason)
+    master = server.master
+    failed = []
+    for job in WORKER_JOBS:
+        failed += master.shutdown_tasks(job, reason, 0, keep_serving=True)
+    failed += master.shutdown_tasks("ps", reason, 0)
+    logger.info("Training finished: released the ps tasks of the cluster%s",
+                f" ({', '.join(failed)} unreachable)" if failed else "")
+    return failed
+
+
+def cluster_released(server) -> bool:
+    """True once this task was told (or decided, as the chief) that the cluster's training finished."""
+    return server is not None and server.training_finished.is_set()
+
+
+# -- the chief process's exit --------------------------------------------------------------------
+_LOCK = threading.Lock()
+_chief_servers: list = []
+_crashed = False
+_installed = False
+
+
+def register_chief_exit(server) -> None:
+    """Releases the cluster when this (chief) process exits normally; see the module docstring."""
+    global _installed
+    with _LOCK:
+        if not any(s is server for s in _chief_servers):
+            _chief_servers.append(server)
+        if _installed:
+            return
+        _installed = True
+    _install_crash_hooks()
+    atexit.register(_at_exit)
+
+
+def process_crashed() -> bool:
+    """True once an uncaught exception (any thread) or sys.exit(n != 0) was seen in this process."""
+    return _crashed
+
+
+def _mark_crashed() -> None:
+    global _crashed
+    _crashed = True
+
+
+def _install_crash_hooks() -> None:
+    previous_hook = sys.excepthook
+    previous_thread_hook = threading.excepthook
+    previous_exit = sys.exit
+
+    def excepthook(exc_type, exc, tb):
+        _mark_crashed()
+        previous_hook(exc_type, exc, tb)
+
+    def thread_excepthook(args):
+        if args.exc_type is not SystemExit:
+            _mark_crashed()
+        previous_thread_hook(args)
+
+    def exit_(status=None):
+        if status not in (None, 0):
+            _mark_crashed()
+        previous_exit(status)
+
+    sys.excepthook = excepthook
+    threading.excepthook = thread_excepthook
+    sys.exit = exit_
+
+
+def _at_exit() -> None:
+    if _crashed:
+        if _chief_servers:
+            logger.warning("The chief is exiting after an error: the ps tasks keep their variables for its restart")
+        return
+    for server in list(_chief_servers):
+        if server.is_stopped or server.released_cluster:
+            continue
+        try:
+            release_cluster(server, "the chief process exited")
+        except Exception as e:  # noqa: BLE001 - at exit: log, never raise
+            logger.warning("Could not release the cluster at exit: %s", e)
