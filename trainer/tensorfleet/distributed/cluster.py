@@ -137,3 +137,32 @@ def _task_dict(job_name: str, tasks) -> dict:
         if index < 0:
             raise ValueError(f"Task index of job {job_name!r} must be non-negative, got {index}")
     return out
+
+
+def server_def_parts(server_or_cluster_def, job_name, task_index, protocol) -> tuple:
+    """(cluster, job_name, task_index, protocol) of a `tf.train.Server`'s arguments, with TF's inference rules:
+    the job and the task are inferred only when there is exactly one possibility."""
+    if isinstance(server_or_cluster_def, cluster_pb2.ServerDef):
+        sd = server_or_cluster_def
+        cluster = ClusterSpec(sd.cluster)
+        job_name = job_name if job_name is not None else (sd.job_name or None)
+        task_index = task_index if task_index is not None else sd.task_index
+        protocol = protocol or sd.protocol or "grpc"
+    else:
+        cluster = ClusterSpec(server_or_cluster_def)
+        protocol = protocol or "grpc"
+    if not cluster:
+        raise ValueError("The cluster of a Server must have at least one job")
+    if job_name is None:
+        if len(cluster.jobs) != 1:
+            raise ValueError("Must specify an explicit `job_name`.")
+        job_name = cluster.jobs[0]
+    if job_name not in cluster.jobs:
+        raise ValueError(f"Job {job_name!r} is not in the cluster (jobs: {sorted(cluster.jobs)})")
+    if task_index is None:
+        indices = cluster.task_indices(job_name)
+        if len(indices) != 1:
+            raise ValueError("Must specify an explicit `task_index`.")
+        task_index = indices[0]
+    cluster.task_address(job_name, task_index)  # ValueError naming the job if the task is missing
+    return cluster, job_name, int(task_index), protocol

@@ -37,7 +37,7 @@ from .. import errors
 from ..config import ConfigProto
 from . import rpc_accounting, rpc_errors, shutdown, wire
 from .client import TOKEN_ENV, _attach, _metas_of, job_token, payload_nbytes, split_address
-from .cluster import ClusterSpec
+from .cluster import ClusterSpec, server_def_parts
 from .grpc_handler import GrpcHandler
 from .master import Master
 from .protos import cluster_pb2, service_pb2
@@ -175,7 +175,7 @@ class Server:
 
     def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None,
                  start=True, limits: Optional[wire.Limits] = None):
-        cluster, job_name, task_index, protocol = _server_def_parts(server_or_cluster_def, job_name, task_index,
+        cluster, job_name, task_index, protocol = server_def_parts(server_or_cluster_def, job_name, task_index,
                                                                     protocol)
         if protocol != "grpc":
             raise ValueError(f"Unsupported protocol {protocol!r}: Tensorfleet servers speak 'grpc'")
@@ -460,33 +460,6 @@ def _close(sock: socket.socket) -> None:
     except OSError:
         pass
     sock.close()
-
-
-def _server_def_parts(server_or_cluster_def, job_name, task_index, protocol) -> tuple:
-    if isinstance(server_or_cluster_def, cluster_pb2.ServerDef):
-        sd = server_or_cluster_def
-        cluster = ClusterSpec(sd.cluster)
-        job_name = job_name if job_name is not None else (sd.job_name or None)
-        task_index = task_index if task_index is not None else sd.task_index
-        protocol = protocol or sd.protocol or "grpc"
-    else:
-        cluster = ClusterSpec(server_or_cluster_def)
-        protocol = protocol or "grpc"
-    if not cluster:
-        raise ValueError("The cluster of a Server must have at least one job")
-    if job_name is None:
-        if len(cluster.jobs) != 1:
-            raise ValueError("Must specify an explicit `job_name`.")
-        job_name = cluster.jobs[0]
-    if job_name not in cluster.jobs:
-        raise ValueError(f"Job {job_name!r} is not in the cluster (jobs: {sorted(cluster.jobs)})")
-    if task_index is None:
-        indices = cluster.task_indices(job_name)
-        if len(indices) != 1:
-            raise ValueError("Must specify an explicit `task_index`.")
-        task_index = indices[0]
-    cluster.task_address(job_name, task_index)  # ValueError naming the job if the task is missing
-    return cluster, job_name, int(task_index), protocol
 
 
 def local_server_for(target: str) -> Optional[Server]:
