@@ -25,8 +25,8 @@ from ..config import ConfigProto
 from ..graph import GraphKeys
 from ..summary.saver_hook import SecondOrStepTimer
 from ..train import basic_session_run_hooks as hooks_lib
-from . import ps_release
-from .estimator import Estimator
+from . import evaluator_wait, ps_release
+from .estimator import Estimator, _load_global_step
 from .run_config import TaskType
 
 __all__ = ["TrainSpec", "EvalSpec", "train_and_evaluate", "Exporter"]
@@ -287,9 +287,17 @@ class _TrainingExecutor:
                               saving_listeners=list(self._train_spec.saving_listeners) + list(saving_listeners or []))
         if config.is_chief:
             ps_release.release_ps_tasks(server, config)
+            if TaskType.EVALUATOR in config.cluster_spec.jobs:
+                self._wait_for_evaluator()
         else:
             ps_release.worker_done(server, config)
         return None, None
+
+    def _wait_for_evaluator(self):
+        final_step = _load_global_step(self._estimator.model_dir)
+        default = self._eval_spec.start_delay_secs + self._eval_spec.throttle_secs + 300
+        timeout = float(os.environ.get("TENSORFLEET_EVALUATOR_WAIT_SECS", default))
+        evaluator_wait.wait_for_final_evaluation(self._estimator.eval_dir(self._eval_spec.name), final_step, timeout)
 
     def _start_continuous_evaluation(self):
         start_delay = self._eval_spec.start_delay_secs
