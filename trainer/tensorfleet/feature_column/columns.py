@@ -27,7 +27,7 @@ def _feature(features, key):
         raise ValueError(f"The feature column's key {key!r} is not in the features dict "
                          f"(keys: {sorted(features)})")
     t = features[key]
-    return array_ops.convert_to_tensor(t) if not hasattr(t, "dtype") else t
+    return t if hasattr(t, "op") else array_ops.convert_to_tensor(t)
 
 
 def _as_2d(t):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 from ..graph import GraphKeys
-from ..default_graph import add_to_collections, control_dependencies
+from ..default_graph import add_to_collections
 from . import array_ops, init_ops, math_ops, state_ops
 from .variable_scope import get_variable, variable_scope
 
@@ -36,7 +36,7 @@ def _collect(value, update_op, metrics_collections, updates_collections):
 
 
 def _as_float(x):
-    x = array_ops.convert_to_tensor(x) if not hasattr(x, "dtype") else x
+    x = array_ops.convert_to_tensor(x) if not hasattr(x, "op") else x
     return x if x.dtype == _dtypes.float32 else math_ops.cast(x, _dtypes.float32)
 
 
@@ -69,8 +69,7 @@ def mean(values, weights=None, metrics_collections=None, updates_collections=Non
             values = math_ops.multiply(values, w)
             num_values = math_ops.reduce_sum(w)
         update_total = state_ops.assign_add(total, math_ops.reduce_sum(values))
-        with control_dependencies([values]):
-            update_count = state_ops.assign_add(count, num_values)
+        update_count = state_ops.assign_add(count, num_values)
         value = math_ops.div_no_nan(total, count, name="value")
         update_op = math_ops.div_no_nan(update_total, update_count, name="update_op")
         return _collect(value, update_op, metrics_collections, updates_collections)
@@ -78,33 +77,28 @@ def mean(values, weights=None, metrics_collections=None, updates_collections=Non
 
 def accuracy(labels, predictions, weights=None, metrics_collections=None, updates_collections=None, name=None):
     """`tf.metrics.accuracy`: how often `predictions` equals `labels` (both cast to the labels' dtype)."""
-    with variable_scope(name, "accuracy", (predictions, labels, weights)):
-        labels = array_ops.convert_to_tensor(labels)
-        predictions = array_ops.convert_to_tensor(predictions)
-        predictions = _squeeze_last(predictions, labels)
-        labels = _squeeze_last(labels, predictions)
-        if predictions.dtype != labels.dtype:
-            predictions = math_ops.cast(predictions, labels.dtype)
-        is_correct = math_ops.cast(math_ops.equal(predictions, labels), _dtypes.float32)
-        return mean(is_correct, weights, metrics_collections, updates_collections, name or "accuracy")
+    labels = array_ops.convert_to_tensor(labels)
+    predictions = array_ops.convert_to_tensor(predictions)
+    predictions = _squeeze_last(predictions, labels)
+    labels = _squeeze_last(labels, predictions)
+    if predictions.dtype != labels.dtype:
+        predictions = math_ops.cast(predictions, labels.dtype)
+    is_correct = math_ops.cast(math_ops.equal(predictions, labels), _dtypes.float32)
+    return mean(is_correct, weights, metrics_collections, updates_collections, name or "accuracy")
 
 
 def mean_squared_error(labels, predictions, weights=None, metrics_collections=None, updates_collections=None,
                        name=None):
-    with variable_scope(name, "mean_squared_error", (predictions, labels, weights)):
-        labels, predictions = _as_float(labels), _as_float(predictions)
-        predictions = _squeeze_last(predictions, labels)
-        sq = math_ops.square(math_ops.subtract(labels, predictions))
-        return mean(sq, weights, metrics_collections, updates_collections, name or "mean_squared_error")
+    labels, predictions = _as_float(labels), _as_float(predictions)
+    predictions = _squeeze_last(predictions, labels)
+    return mean(math_ops.square(math_ops.subtract(labels, predictions)), weights, metrics_collections, updates_collections, name or "mean_squared_error")
 
 
 def mean_absolute_error(labels, predictions, weights=None, metrics_collections=None, updates_collections=None,
                         name=None):
-    with variable_scope(name, "mean_absolute_error", (predictions, labels, weights)):
-        labels, predictions = _as_float(labels), _as_float(predictions)
-        predictions = _squeeze_last(predictions, labels)
-        ab = math_ops.abs(math_ops.subtract(labels, predictions))
-        return mean(ab, weights, metrics_collections, updates_collections, name or "mean_absolute_error")
+    labels, predictions = _as_float(labels), _as_float(predictions)
+    predictions = _squeeze_last(predictions, labels)
+    return mean(math_ops.abs(math_ops.subtract(labels, predictions)), weights, metrics_collections, updates_collections, name or "mean_absolute_error")
 
 
 def root_mean_squared_error(labels, predictions, weights=None, metrics_collections=None, updates_collections=None,
@@ -117,8 +111,8 @@ def root_mean_squared_error(labels, predictions, weights=None, metrics_collectio
 
 def _confusion_count(labels, predictions, weights, name, default, want_label, want_pred):
     with variable_scope(name, default, (predictions, labels, weights)):
-        labels = math_ops.cast(array_ops.convert_to_tensor(labels), _dtypes.bool)
-        predictions = math_ops.cast(array_ops.convert_to_tensor(predictions), _dtypes.bool)
+        labels = math_ops.cast(array_ops.convert_to_tensor(labels), _dtypes.bool_)
+        predictions = math_ops.cast(array_ops.convert_to_tensor(predictions), _dtypes.bool_)
         predictions = _squeeze_last(predictions, labels)
         labels = _squeeze_last(labels, predictions)
         lab = labels if want_label else math_ops.logical_not(labels)
@@ -129,11 +123,7 @@ def _confusion_count(labels, predictions, weights, name, default, want_label, wa
             hit = math_ops.multiply(hit, w)
         count = _metric_variable([], _dtypes.float32, "count")
         update = state_ops.assign_add(count, math_ops.reduce_sum(hit))
-        return state_ops_read(count), update
-
-
-def state_ops_read(var):
-    return array_ops.identity(var)
+        return array_ops.identity(count), update
 
 
 def true_positives(labels, predictions, weights=None, metrics_collections=None, updates_collections=None, name=None):
@@ -197,7 +187,7 @@ def auc(labels, predictions, weights=None, num_thresholds=200, metrics_collectio
         n = len(thresholds)
         thr = array_ops.constant(np.asarray(thresholds, np.float32).reshape(n, 1))
         preds = array_ops.reshape(_as_float(predictions), [1, -1])
-        labs = array_ops.reshape(math_ops.cast(array_ops.convert_to_tensor(labels), _dtypes.bool), [1, -1])
+        labs = array_ops.reshape(math_ops.cast(array_ops.convert_to_tensor(labels), _dtypes.bool_), [1, -1])
         above = math_ops.greater(preds, thr)                      # [n, batch]
         pos = math_ops.cast(labs, _dtypes.float32)
         w = array_ops.reshape(_as_float(weights), [1, -1]) if weights is not None else None

@@ -75,7 +75,7 @@ class _Head:
         return EstimatorSpec(mode=mode, predictions=predictions, loss=training_loss, train_op=train_op_fn(training_loss))
 
     def _check_labels(self, labels):
-        labels = array_ops.convert_to_tensor(labels) if not hasattr(labels, "dtype") else labels
+        labels = labels if hasattr(labels, "op") else array_ops.convert_to_tensor(labels)
         if labels.shape.ndims == 1:
             labels = array_ops.expand_dims(labels, -1)
         return labels
