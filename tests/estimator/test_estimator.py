@@ -205,3 +205,19 @@ def test_ftrl_step_is_tfs_formula():
         v = np.where(np.abs(linear) > 0.01, (np.clip(linear, -0.01, 0.01) - linear) / quadratic, 0.0)
         accum = new_accum
     np.testing.assert_allclose(got, v, rtol=1e-5)
+
+
+def test_iterator_get_next_input_fn_the_tf1_idiom(tmp_path):
+    """An input_fn returning `make_one_shot_iterator(ds).get_next()` tensors (TF1's idiom) runs in its own input
+    graph; the end of the data ends training (2 epochs of 4 batches: 8 steps)."""
+    def input_fn():
+        ds = tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(16).repeat(2)
+        return tf.compat.v1.data.make_one_shot_iterator(ds).get_next()
+
+    est = tf.estimator.Estimator(linear_model_fn, model_dir=str(tmp_path), params={"lr": LR})
+    est.train(input_fn)
+    assert est.get_variable_value("global_step") == 8
+    results = est.evaluate(input_fn)
+    assert results["global_step"] == 8
+    w, b = est.get_variable_value("w"), est.get_variable_value("b")
+    np.testing.assert_allclose(results["mae"], np.abs(X @ w + b - Y[:, None]).mean(), rtol=1e-5)

@@ -64,7 +64,8 @@ def test_linear_model_matches_numpy():
     assert names == ["linear/linear_model/bias_weights", "linear/linear_model/c/weights",
                      "linear/linear_model/x/weights"]
     vs = {v.op.name: v for v in tf.global_variables()}
-    w_x, w_c, b = np.array([[0.5, -1.0]], np.float32), np.arange(8, dtype=np.float32).reshape(4, 2), np.array([1, 2], np.float32)
+    w_x, w_c = np.array([[0.5, -1.0]], np.float32), np.arange(8, dtype=np.float32).reshape(4, 2)
+    b = np.array([1, 2], np.float32)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         assert not sess.run(logits).any()        # zeros-initialised, as TF

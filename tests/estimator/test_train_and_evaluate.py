@@ -89,3 +89,47 @@ def test_chief_ps_workers_evaluator_cluster(tmp_path):
     logged = scalars(str(model_dir / "eval_test"))
     assert logged["accuracy"][-1] == (int(final.group(1)), pytest.approx(accuracy, abs=1e-4))
     assert "Waiting 1 secs before starting training." in out["worker-1"]     # min(1, (1 + 1) * 5)
+
+
+SCRIPT = '''
+import numpy as np, sys
+import tensorfleet as tf
+
+def model_fn(features, labels, mode):
+    w = tf.get_variable("w", [2, 1], initializer=tf.zeros_initializer())
+    loss = tf.losses.mean_squared_error(tf.reshape(labels, [-1, 1]), tf.matmul(features["x"], w))
+    train_op = tf.train.GradientDescentOptimizer(0.05).minimize(loss, tf.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+def input_fn():
+    x = np.random.RandomState(0).randn(256, 2).astype(np.float32)
+    ds = tf.data.Dataset.from_tensor_slices(({"x": x}, x @ np.array([2.0, -1.0], np.float32))).repeat().batch(32)
+    return tf.compat.v1.data.make_one_shot_iterator(ds).get_next()
+
+config = tf.estimator.RunConfig(save_checkpoints_steps=50, experimental_max_worker_delay_secs=0)
+est = tf.estimator.Estimator(model_fn, model_dir=sys.argv[1], config=config)
+tf.estimator.train_and_evaluate(est, tf.estimator.TrainSpec(input_fn, max_steps=150),
+                                tf.estimator.EvalSpec(input_fn, steps=2, throttle_secs=1, start_delay_secs=0))
+if est.config.is_chief:
+    print("w =", est.get_variable_value("w").ravel().tolist(), flush=True)
+'''
+
+
+def test_iterator_input_fn_across_a_ps_cluster(tmp_path):
+    """The TF1 idiom (an input_fn returning an iterator's get_next()) trains on a chief + ps + worker cluster:
+    the iterator lives in each trainer's host-side input graph, never in a partition sent to the ps."""
+    script = tmp_path / "linear.py"
+    script.write_text(SCRIPT)
+    cluster = cu.operator_cluster({"chief": 1, "ps": 1, "worker": 1})
+    procs = []
+    try:
+        for task_type in ("ps", "worker", "chief"):
+            procs.append(cu.start([str(script), str(tmp_path / "model")], cluster, task_type, 0, str(tmp_path)))
+        finished = cu.wait_all(procs, 180)
+        out = {os.path.basename(p.log_path)[:-4]: cu.read_log(p) for p in procs}
+        assert finished, out
+    finally:
+        cu.kill_all(procs)
+    assert [p.returncode for p in procs] == [0, 0, 0], out
+    w = json.loads(re.search(r"w = (\[.*\])", out["chief-0"]).group(1))
+    np.testing.assert_allclose(w, [2.0, -1.0], atol=0.1)      # both trainers' steps moved the ps's w

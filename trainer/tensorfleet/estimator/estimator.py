@@ -173,8 +173,7 @@ class Estimator:
         return spec
 
     def _features_and_labels(self, input_fn, mode):
-        result = inputs.call_input_fn(input_fn, mode, self.params, self.config)
-        return inputs.parse_input_fn_result(result)
+        return inputs.build_input(input_fn, mode, self.params, self.config)
 
     # -- train ------------------------------------------------------------------------------------
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
@@ -287,7 +286,7 @@ class Estimator:
             update_ops = [v[1] for v in metric_ops.values()]
             eval_dict = {k: v[0] for k, v in metric_ops.items()}
             if GraphKeys.GLOBAL_STEP in eval_dict:
-                raise ValueError(f"Metric with name `global_step` is not allowed, because Estimator already defines "
+                raise ValueError("Metric with name `global_step` is not allowed, because Estimator already defines "
                                  "a default metric with the same name.")
             eval_dict[GraphKeys.GLOBAL_STEP] = global_step
             all_hooks = list(input_hooks) + hooks + list(spec.evaluation_hooks)
@@ -331,8 +330,8 @@ class Estimator:
                              "initialization to predict.")
         with Graph().as_default():
             get_or_create_global_step()
-            result = inputs.call_input_fn(input_fn, ModeKeys.PREDICT, self.params, self.config)
-            features, _labels, input_hooks = inputs.parse_input_fn_result(result)
+            features, _labels, input_hooks = inputs.build_input(input_fn, ModeKeys.PREDICT, self.params,
+                                                                self.config)
             spec = self._call_model_fn(features, None, ModeKeys.PREDICT, self.config)
             predictions = spec.predictions
             if predict_keys is not None:
@@ -388,7 +387,7 @@ def _check_hooks(hooks) -> list:
 
 def _close_feeders(hooks) -> None:
     for h in hooks:
-        if isinstance(h, inputs.DatasetFeeder):
+        if isinstance(h, inputs.InputFeeder):
             h.close()
 
 

@@ -1,13 +1,13 @@
 """What an `input_fn` gives the Estimator, and `tf.estimator.inputs.numpy_input_fn`.
 
-`call_input_fn` calls the user's function (passing `mode`, `params`, `config` when it takes them)
-inside the model's graph. A returned `tf.data.Dataset` is iterated by a `DatasetFeeder` in its
-own host-side graph and local session and each element is fed into placeholders of the model's
-graph, one element per training/eval/predict step: the model's graph then holds no iterator,
-so the same graph runs on a local session and on a `grpc://` master (whose partitions are sent
-as GraphDefs, which an iterator's Python dataset cannot be). A dataset that captures tensors of
-the model's graph is iterated in-graph instead (local sessions only). `(features, labels)` tensors
-are used as they are.
+`build_input` calls the user's function (passing `mode`, `params`, `config` when it takes them) in a
+host-side *input graph* of its own, and an `InputFeeder` runs that graph in a local session before
+every step of the model's graph, feeding its values into placeholders there: the next element of a
+returned `tf.data.Dataset`, or the returned `(features, labels)` tensors (a one-shot iterator's
+`get_next()`, constants, ...). The model's graph therefore holds no input pipeline, so the same graph
+runs on a local session and on a `grpc://` master (whose partitions cross the wire as GraphDefs, which
+an iterator's Python dataset cannot). The end of the data (`OutOfRangeError` from the input graph) is
+raised out of that step, which ends a MonitoredSession's `with` block cleanly, as in TF.
 """
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import numpy as np
 from .. import errors
 from ..data import dataset_ops
 from ..data import structure as nest
-from ..data.iterator_ops import make_initializable_iterator, make_one_shot_iterator
+from ..data.iterator_ops import make_one_shot_iterator
 from ..default_graph import get_default_graph
-from ..graph import Graph
+from ..graph import Graph, GraphKeys, Tensor
 from ..ops import array_ops
 from ..session import Session
 from ..train.basic_session_run_hooks import SessionRunArgs, SessionRunHook
@@ -36,6 +36,8 @@ def fn_args(fn) -> tuple:
 
 
 def call_input_fn(input_fn, mode, params, config):
+    if not callable(input_fn):
+        raise TypeError(f"input_fn must be callable, got {input_fn!r}")
     args = fn_args(input_fn)
     kwargs = {}
     if "mode" in args:
@@ -44,37 +46,35 @@ def call_input_fn(input_fn, mode, params, config):
         kwargs["params"] = params
     if "config" in args:
         kwargs["config"] = config
-    if not callable(input_fn):
-        raise TypeError(f"input_fn must be callable, got {input_fn!r}")
     return input_fn(**kwargs)
 
 
-class DatasetFeeder(SessionRunHook):
-    """Feeds the next element of `dataset` into placeholders of the current graph before every run;
-    the end of the data raises `OutOfRangeError` out of that run (a MonitoredSession's `with` ends cleanly)."""
+class InputFeeder(SessionRunHook):
+    """Before every run of the model's graph: one run of the input graph, its values fed into placeholders."""
 
-    def __init__(self, dataset):
-        types, shapes = dataset.output_types, dataset.output_shapes
-        flat_types, flat_shapes = nest.flatten(types), nest.flatten(shapes)
-        names = _leaf_names(types)
+    def __init__(self, graph, fetches):
+        self._graph, self._fetches = graph, fetches
         with get_default_graph().name_scope("input_feeder"):
-            flat = [array_ops.placeholder(t, s, name=n) for t, s, n in zip(flat_types, flat_shapes, names)]
-        self.placeholders = flat
-        self.structure = nest.pack_as(types, flat)
-        self._graph = Graph()
-        with self._graph.as_default():
-            self._next = nest.flatten(make_one_shot_iterator(dataset).get_next())
+            self.placeholders = [array_ops.placeholder(t.dtype, t.shape, name=_name(t)) for t in fetches]
+        with graph.as_default():
+            init = [op for op in (_initializer(graph, GraphKeys.GLOBAL_VARIABLES),
+                                  _initializer(graph, GraphKeys.LOCAL_VARIABLES)) if op is not None]
+        self._init = init
         self._session = None
+
+    def _open(self):
+        if self._session is None:
+            self._session = Session(graph=self._graph)
+            if self._init:
+                self._session.run(self._init)
+        return self._session
 
     def begin(self):
         self.close()
-        self._session = Session(graph=self._graph)
 
     def before_run(self, run_context):
-        if self._session is None:
-            self._session = Session(graph=self._graph)
         try:
-            values = self._session.run(self._next)
+            values = self._open().run(self._fetches)
         except errors.OutOfRangeError:
             self.close()
             raise
@@ -89,39 +89,41 @@ class DatasetFeeder(SessionRunHook):
             self._session = None
 
 
-class _IteratorInitializerHook(SessionRunHook):
-    def __init__(self, iterator):
-        self._iterator = iterator
-
-    def after_create_session(self, session, coord):
-        session.run(self._iterator.initializer)
+def _initializer(graph, key):
+    from ..ops.state_ops import variables_initializer
+    variables = graph.get_collection(key)
+    return variables_initializer(variables) if variables else None
 
 
-def _leaf_names(structure, prefix="") -> list:
-    if isinstance(structure, dict):
-        return [n for k in sorted(structure) for n in _leaf_names(structure[k], f"{prefix}{k}_")]
-    if isinstance(structure, tuple):
-        return [n for i, item in enumerate(structure) for n in _leaf_names(item, f"{prefix}{i}_")]
-    return [(prefix.rstrip("_") or "value").replace("/", "_")]
+def _name(t) -> str:
+    return t.op.name.replace("/", "_")
 
 
-def parse_input_fn_result(result):
-    """-> (features, labels or None, input hooks)."""
-    hooks: list = []
-    if isinstance(result, dataset_ops.Dataset):
-        if result._all_captures():
-            it = make_initializable_iterator(result)
-            hooks.append(_IteratorInitializerHook(it))
-            result = it.get_next()
-        else:
-            feeder = DatasetFeeder(result)
-            hooks.append(feeder)
-            result = feeder.structure
-    if isinstance(result, (list, tuple)):
-        if len(result) != 2:
+def build_input(input_fn, mode, params, config):
+    """-> (features, labels or None, [InputFeeder]) with features/labels in the current graph."""
+    host = Graph()
+    with host.as_default():
+        result = call_input_fn(input_fn, mode, params, config)
+        if isinstance(result, dataset_ops.Dataset):
+            result = make_one_shot_iterator(result).get_next()
+        if isinstance(result, list):
+            result = tuple(result)
+        if isinstance(result, tuple) and len(result) != 2:
             raise ValueError("input_fn should return (features, labels) as a len 2 tuple.")
-        return result[0], result[1], hooks
-    return result, None, hooks
+        features, labels = result if isinstance(result, tuple) else (result, None)
+        flat = nest.flatten((features, labels))
+        leaves = [leaf if isinstance(leaf, Tensor) or leaf is None else array_ops.convert_to_tensor(np.asarray(leaf))
+                  for leaf in flat]
+    tensors = [t for t in leaves if t is not None]
+    for t in tensors:
+        if t.graph is not host:
+            raise ValueError(f"input_fn returned {t.name}, a tensor of another graph: build every input tensor "
+                             "inside input_fn")
+    feeder = InputFeeder(host, tensors)
+    it = iter(feeder.placeholders)
+    model_leaves = [None if leaf is None else next(it) for leaf in leaves]
+    features, labels = nest.pack_as((features, labels), model_leaves)
+    return features, labels, [feeder]
 
 
 def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_capacity=1000, num_threads=1):

@@ -40,31 +40,10 @@ class EstimatorSpec(_Fields):
                 training_chief_hooks=None, training_hooks=None, scaffold=None, evaluation_hooks=None,
                 prediction_hooks=None):
         from ..train.monitored_session import Scaffold
-        from ..train.basic_session_run_hooks import SessionRunHook
         if mode not in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT):
             raise ValueError(f"mode={mode} unrecognized.")
-        if loss is not None:
-            if not _is_tensorish(loss):
-                raise TypeError(f"loss must be Tensor or Operation. Given: {loss!r}")
-            if loss.shape.ndims not in (None, 0) and not (loss.shape.ndims == 1 and loss.shape.dims[0].value == 1):
-                raise ValueError(f"Loss must be scalar, given: {loss.shape}")
-        elif mode in (ModeKeys.TRAIN, ModeKeys.EVAL):
-            raise ValueError("Missing loss.")
-        if train_op is None:
-            if mode == ModeKeys.TRAIN:
-                raise ValueError("Missing train_op.")
-        elif not _is_tensorish(train_op):
-            raise TypeError(f"train_op must be Operation or Tensor, given: {train_op!r}")
-        if predictions is None:
-            if mode == ModeKeys.PREDICT:
-                raise ValueError("Missing predictions.")
-            predictions = {}
-        elif isinstance(predictions, dict):
-            for k, v in predictions.items():
-                if not _is_tensorish(v):
-                    raise TypeError(f"predictions[{k}] must be Tensor, given: {v!r}")
-        elif not _is_tensorish(predictions):
-            raise TypeError(f"predictions must be Tensor or dict of Tensor, given: {predictions!r}")
+        _check_loss_and_train_op(mode, loss, train_op)
+        predictions = _check_predictions(mode, predictions)
         eval_metric_ops = dict(eval_metric_ops or {})
         for k, v in eval_metric_ops.items():
             if not (isinstance(v, tuple) and len(v) == 2):
@@ -73,14 +52,8 @@ class EstimatorSpec(_Fields):
         scaffold = scaffold if scaffold is not None else Scaffold()
         if not isinstance(scaffold, Scaffold):
             raise TypeError(f"scaffold must be tf.train.Scaffold. Given: {scaffold}")
-        hooks = {}
-        for name, value in (("training_chief_hooks", training_chief_hooks), ("training_hooks", training_hooks),
-                            ("evaluation_hooks", evaluation_hooks), ("prediction_hooks", prediction_hooks)):
-            value = tuple(value or ())
-            for h in value:
-                if not isinstance(h, SessionRunHook):
-                    raise TypeError(f"All hooks must be SessionRunHook instances, given: {h}")
-            hooks[name] = value
+        hooks = _check_hooks(training_chief_hooks=training_chief_hooks, training_hooks=training_hooks,
+                             evaluation_hooks=evaluation_hooks, prediction_hooks=prediction_hooks)
         return super().__new__(cls, mode, predictions, loss, train_op, eval_metric_ops, export_outputs,
                                hooks["training_chief_hooks"], hooks["training_hooks"], scaffold,
                                hooks["evaluation_hooks"], hooks["prediction_hooks"])
@@ -90,3 +63,44 @@ class EstimatorSpec(_Fields):
             raise ValueError("mode of EstimatorSpec cannot be changed.")
         fields = dict(self._asdict(), **kwds)
         return EstimatorSpec(**fields)
+
+
+def _check_loss_and_train_op(mode, loss, train_op):
+    if loss is not None:
+        if not _is_tensorish(loss):
+            raise TypeError(f"loss must be Tensor or Operation. Given: {loss!r}")
+        if loss.shape.ndims not in (None, 0) and not (loss.shape.ndims == 1 and loss.shape.dims[0].value == 1):
+            raise ValueError(f"Loss must be scalar, given: {loss.shape}")
+    elif mode in (ModeKeys.TRAIN, ModeKeys.EVAL):
+        raise ValueError("Missing loss.")
+    if train_op is None:
+        if mode == ModeKeys.TRAIN:
+            raise ValueError("Missing train_op.")
+    elif not _is_tensorish(train_op):
+        raise TypeError(f"train_op must be Operation or Tensor, given: {train_op!r}")
+
+
+def _check_predictions(mode, predictions):
+    if predictions is None:
+        if mode == ModeKeys.PREDICT:
+            raise ValueError("Missing predictions.")
+        return {}
+    if isinstance(predictions, dict):
+        for k, v in predictions.items():
+            if not _is_tensorish(v):
+                raise TypeError(f"predictions[{k}] must be Tensor, given: {v!r}")
+    elif not _is_tensorish(predictions):
+        raise TypeError(f"predictions must be Tensor or dict of Tensor, given: {predictions!r}")
+    return predictions
+
+
+def _check_hooks(**groups):
+    from ..train.basic_session_run_hooks import SessionRunHook
+    hooks = {}
+    for name, value in groups.items():
+        value = tuple(value or ())
+        for h in value:
+            if not isinstance(h, SessionRunHook):
+                raise TypeError(f"All hooks must be SessionRunHook instances, given: {h}")
+        hooks[name] = value
+    return hooks

@@ -91,14 +91,16 @@ def mean_squared_error(labels, predictions, weights=None, metrics_collections=No
                        name=None):
     labels, predictions = _as_float(labels), _as_float(predictions)
     predictions = _squeeze_last(predictions, labels)
-    return mean(math_ops.square(math_ops.subtract(labels, predictions)), weights, metrics_collections, updates_collections, name or "mean_squared_error")
+    squared = math_ops.square(math_ops.subtract(labels, predictions))
+    return mean(squared, weights, metrics_collections, updates_collections, name or "mean_squared_error")
 
 
 def mean_absolute_error(labels, predictions, weights=None, metrics_collections=None, updates_collections=None,
                         name=None):
     labels, predictions = _as_float(labels), _as_float(predictions)
     predictions = _squeeze_last(predictions, labels)
-    return mean(math_ops.abs(math_ops.subtract(labels, predictions)), weights, metrics_collections, updates_collections, name or "mean_absolute_error")
+    absolute = math_ops.abs(math_ops.subtract(labels, predictions))
+    return mean(absolute, weights, metrics_collections, updates_collections, name or "mean_absolute_error")
 
 
 def root_mean_squared_error(labels, predictions, weights=None, metrics_collections=None, updates_collections=None,

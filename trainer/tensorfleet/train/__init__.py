@@ -38,7 +38,8 @@ from .training_util import (assert_global_step, create_global_step, get_global_s
                             global_step)
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "AdagradOptimizer",
-           "RMSPropOptimizer", "FtrlOptimizer", "Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
+           "RMSPropOptimizer", "FtrlOptimizer",
+           "Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
            "CheckpointState", "get_or_create_global_step", "get_global_step", "create_global_step",
            "global_step", "assert_global_step", "ExponentialMovingAverage", "exponential_decay",
            "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay",

@@ -36,7 +36,10 @@ def _reduce(unreduced, weights, reduction):
     total = math_ops.reduce_sum(weighted)
     if reduction == "weighted_sum":
         return total
-    count = math_ops.cast(array_ops.size(unreduced), _dtypes.float32) if weights is None else math_ops.reduce_sum(weights)
+    if weights is None:
+        count = math_ops.reduce_sum(array_ops.ones_like(unreduced))
+    else:
+        count = math_ops.reduce_sum(weights)
     return math_ops.div_no_nan(total, count)
 
 
@@ -58,7 +61,7 @@ class _Head:
         if mode == ModeKeys.PREDICT:
             return EstimatorSpec(mode=mode, predictions=predictions)
         if labels is None:
-            raise ValueError(f"You must provide a labels Tensor. Given: None. Suggested troubleshooting steps: "
+            raise ValueError("You must provide a labels Tensor. Given: None. Suggested troubleshooting steps: "
                              "Check that your data contain your label feature. Check that your input_fn properly "
                              "parses and returns labels.")
         labels = self._check_labels(labels)
@@ -72,7 +75,8 @@ class _Head:
         if train_op_fn is None:
             raise ValueError("train_op_fn cannot be None.")
         _summaries(training_loss, unreduced, weights)
-        return EstimatorSpec(mode=mode, predictions=predictions, loss=training_loss, train_op=train_op_fn(training_loss))
+        return EstimatorSpec(mode=mode, predictions=predictions, loss=training_loss,
+                             train_op=train_op_fn(training_loss))
 
     def _check_labels(self, labels):
         labels = labels if hasattr(labels, "op") else array_ops.convert_to_tensor(labels)

@@ -22,7 +22,7 @@ def get_optimizer_instance(opt, learning_rate=None):
     if isinstance(opt, str):
         if opt in _OPTIMIZER_CLS_NAMES:
             if learning_rate is None:
-                raise ValueError(f"learning_rate must be specified when opt is string.")
+                raise ValueError("learning_rate must be specified when opt is string.")
             return _OPTIMIZER_CLS_NAMES[opt](learning_rate=learning_rate)
         raise ValueError(f"Unsupported optimizer name: {opt}. Supported names are: "
                          f"{tuple(sorted(_OPTIMIZER_CLS_NAMES))}")
