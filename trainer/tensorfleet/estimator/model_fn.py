@@ -27,12 +27,12 @@ def _is_tensorish(x) -> bool:
     return isinstance(x, (Tensor, Operation)) or hasattr(x, "op") and hasattr(x, "dtype")
 
 
-_Fields = collections.namedtuple("EstimatorSpec", [
+_Fields = collections.namedtuple("_Fields", [
     "mode", "predictions", "loss", "train_op", "eval_metric_ops", "export_outputs", "training_chief_hooks",
     "training_hooks", "scaffold", "evaluation_hooks", "prediction_hooks"])
 
 
-class EstimatorSpec(_Fields):
+class EstimatorSpec(_Fields):  # (TF's is a namedtuple named EstimatorSpec too; repr shows this class's name)
     """`EstimatorSpec(mode, predictions=None, loss=None, train_op=None, eval_metric_ops=None, export_outputs=None,
     training_chief_hooks=None, training_hooks=None, scaffold=None, evaluation_hooks=None, prediction_hooks=None)`."""
 

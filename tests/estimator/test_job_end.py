@@ -1,0 +1,67 @@
+"""The end of a distributed estimator job: workers' tokens on ps 0 and the chief's release of the ps tasks
+(in-process servers on 127.0.0.1), with its bounded wait; and the chief's reading of the evaluator's summaries."""
+import threading
+import time
+
+import pytest
+
+import tensorfleet as tf
+from tensorfleet.estimator import evaluator_wait, ps_release
+
+import cluster_util as cu
+
+
+@pytest.fixture
+def servers(monkeypatch):
+    cluster = cu.operator_cluster({"chief": 1, "ps": 1, "worker": 1})
+    made = {}
+
+    def config(task_type):
+        monkeypatch.setenv("TF_CONFIG", cu.tf_config(cluster, task_type, 0))
+        return tf.estimator.RunConfig()
+
+    spec = tf.train.ClusterSpec(cluster)
+    for job in ("ps", "chief", "worker"):
+        made[job] = tf.train.Server(spec, job_name=job, task_index=0)
+    yield made, config
+    for server in made.values():
+        server.stop()
+
+
+def join_in_thread(server):
+    t = threading.Thread(target=server.join, daemon=True)
+    t.start()
+    return t
+
+
+def test_workers_token_then_release(servers):
+    made, config = servers
+    ps_join = join_in_thread(made["ps"])
+    ps_release.worker_done(made["worker"], config("worker"))
+    start = time.monotonic()
+    assert ps_release.release_ps_tasks(made["chief"], config("chief"), timeout=60) == []
+    assert time.monotonic() - start < 30          # the token was there: no waiting out the timeout
+    ps_join.join(30)
+    assert not ps_join.is_alive() and made["ps"].exit_code == 0
+
+
+def test_release_after_the_timeout_when_a_worker_never_finishes(servers):
+    made, config = servers
+    ps_join = join_in_thread(made["ps"])
+    start = time.monotonic()
+    ps_release.release_ps_tasks(made["chief"], config("chief"), timeout=1.5)
+    assert 1.4 < time.monotonic() - start < 30
+    ps_join.join(30)
+    assert not ps_join.is_alive()
+
+
+def test_evaluated_step_reads_the_eval_summaries(tmp_path):
+    assert evaluator_wait.evaluated_step(str(tmp_path)) == -1
+    from tensorfleet.estimator.estimator import write_dict_to_summary
+    write_dict_to_summary(str(tmp_path), {"accuracy": 0.5, "global_step": 10}, 10)
+    write_dict_to_summary(str(tmp_path), {"accuracy": 0.7, "global_step": 30}, 30)
+    assert evaluator_wait.evaluated_step(str(tmp_path)) == 30
+    assert evaluator_wait.wait_for_final_evaluation(str(tmp_path), 30, timeout=5)
+    start = time.monotonic()
+    assert not evaluator_wait.wait_for_final_evaluation(str(tmp_path), 31, timeout=1)
+    assert time.monotonic() - start < 10
