@@ -137,3 +137,23 @@ def test_auc_matches_trapezoidal_area_at_tfs_thresholds(curve):
         pos, neg = S[L == 1], S[L == 0]
         exact = np.mean(pos[:, None] > neg[None, :]) + 0.5 * np.mean(pos[:, None] == neg[None, :])
         assert abs(value - exact) < 0.03         # the thresholded area approaches the exact AUC
+
+
+def test_bucketized_column_dense_and_in_linear_model():
+    x = np.array([[-1.0, 0.0], [0.5, 2.0], [3.0, 1.0]], np.float32)
+    col = fc.bucketized_column(fc.numeric_column("x", shape=(2,)), boundaries=[0.0, 1.0, 2.5])
+    dense = fc.input_layer({"x": x}, [col])
+    buckets = (x[..., None] >= np.array([0.0, 1.0, 2.5])).sum(-1)        # [[0, 1], [1, 2], [3, 2]]
+    expected = np.concatenate([np.eye(4)[buckets[:, 0]], np.eye(4)[buckets[:, 1]]], 1)
+    with tf.variable_scope("linear"):
+        logits = fc.linear_model({"x": x}, [col])
+    weights = [v for v in tf.global_variables() if v.op.name == "linear/linear_model/x_bucketized/weights"][0]
+    assert weights.shape.as_list() == [8, 1]
+    w = np.arange(8, dtype=np.float32).reshape(8, 1)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        weights.load(w, sess)
+        np.testing.assert_array_equal(sess.run(dense), expected)
+        np.testing.assert_allclose(sess.run(logits), expected @ w)
+    with pytest.raises(ValueError, match="boundaries must be a sorted list."):
+        fc.bucketized_column(fc.numeric_column("x"), [1.0, 0.0])

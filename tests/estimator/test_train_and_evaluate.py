@@ -5,6 +5,7 @@ ps, the evaluator scores the final checkpoint and exits; plus TrainSpec/EvalSpec
 import json
 import os
 import re
+import time
 
 import numpy as np
 import pytest
@@ -94,6 +95,7 @@ def test_chief_ps_workers_evaluator_cluster(tmp_path):
 SCRIPT = '''
 import numpy as np, sys
 import tensorfleet as tf
+tf.logging.set_verbosity(tf.logging.INFO)
 
 def model_fn(features, labels, mode):
     w = tf.get_variable("w", [2, 1], initializer=tf.zeros_initializer())
@@ -115,21 +117,36 @@ if est.config.is_chief:
 '''
 
 
-def test_iterator_input_fn_across_a_ps_cluster(tmp_path):
+@pytest.mark.parametrize("worker_late", [False, True])
+def test_iterator_input_fn_across_a_ps_cluster(tmp_path, worker_late):
     """The TF1 idiom (an input_fn returning an iterator's get_next()) trains on a chief + ps + worker cluster:
-    the iterator lives in each trainer's host-side input graph, never in a partition sent to the ps."""
+    the iterator lives in each trainer's host-side input graph, never in a partition sent to the ps. A worker
+    that starts only after the chief has finished training stops at once, and the chief then releases the ps."""
     script = tmp_path / "linear.py"
     script.write_text(SCRIPT)
     cluster = cu.operator_cluster({"chief": 1, "ps": 1, "worker": 1})
     procs = []
+    argv = [str(script), str(tmp_path / "model")]
     try:
-        for task_type in ("ps", "worker", "chief"):
-            procs.append(cu.start([str(script), str(tmp_path / "model")], cluster, task_type, 0, str(tmp_path)))
+        procs.append(cu.start(argv, cluster, "ps", 0, str(tmp_path)))
+        if not worker_late:
+            procs.append(cu.start(argv, cluster, "worker", 0, str(tmp_path)))
+        procs.append(cu.start(argv, cluster, "chief", 0, str(tmp_path)))
+        if worker_late:
+            deadline = time.monotonic() + 120
+            while "Loss for final step" not in cu.read_log(procs[-1]) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert procs[-1].poll() is None, cu.read_log(procs[-1])     # the chief waits for the worker
+            assert "Loss for final step" in cu.read_log(procs[-1])
+            procs.insert(1, cu.start(argv, cluster, "worker", 0, str(tmp_path)))
         finished = cu.wait_all(procs, 180)
         out = {os.path.basename(p.log_path)[:-4]: cu.read_log(p) for p in procs}
         assert finished, out
     finally:
         cu.kill_all(procs)
     assert [p.returncode for p in procs] == [0, 0, 0], out
+    if worker_late:   # it finds the final checkpoint in model_dir (TF's check), trains nothing, tells the chief
+        assert "Skipping training since max_steps has already saved." in out["worker-0"]
+    assert "1 of 1 other worker(s) finished; releasing the ps tasks" in out["chief-0"]
     w = json.loads(re.search(r"w = (\[.*\])", out["chief-0"]).group(1))
     np.testing.assert_allclose(w, [2.0, -1.0], atol=0.1)      # both trainers' steps moved the ps's w

@@ -127,9 +127,9 @@ def build_input(input_fn, mode, params, config):
 
 
 def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_capacity=1000, num_threads=1):
-    """`tf.estimator.inputs.numpy_input_fn`: an input_fn over numpy arrays (a dict of them for `x`). It returns
-    a `tf.data.Dataset` of `(features, labels)` batches (TF's returns tensors fed by queue runners); the last
-    batch of the last epoch may be smaller, as with TF's `dequeue_up_to`."""
+    """`tf.estimator.inputs.numpy_input_fn`: an input_fn over numpy arrays (a dict of them for `x`) returning
+    `(features, labels)` batch tensors (features alone without `y`), from a `tf.data` iterator where TF uses
+    queue runners; the last batch of the last epoch may be smaller, as with TF's `dequeue_up_to`."""
     if not isinstance(shuffle, bool):
         raise ValueError("shuffle must be provided and explicitly set as boolean (it is recommended to set it as "
                          f"True for training); got {shuffle}")
@@ -152,7 +152,7 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_
         ds = dataset_ops.Dataset.from_tensor_slices((xs, ys) if ys is not None else xs)
         if shuffle:
             ds = ds.shuffle(max(1, min(n, max(queue_capacity, batch_size * 4))))
-        ds = ds.repeat(num_epochs)
-        return ds.batch(batch_size)
+        ds = ds.repeat(num_epochs).batch(batch_size)
+        return make_one_shot_iterator(ds).get_next()
 
     return input_fn

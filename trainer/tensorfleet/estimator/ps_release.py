@@ -3,11 +3,12 @@
 TF 1.15 leaves ps tasks in `server.join()` forever (the TFJob's success policy ends them); here a
 finished job must leave no ps running. Each non-chief worker, after its last step, puts a token
 into a `FIFOQueue` that lives on ps task 0 (a resource created on first use: no variable to
-initialise, nothing in the checkpoint). The chief, after its final checkpoint, takes one token per
-other worker (bounded by `TENSORFLEET_PS_RELEASE_TIMEOUT` seconds, default 300: workers start up to
-60 s late, as TF delays them), then tells every ps task to stop serving
-(`Master.shutdown_tasks("ps")`), so their `server.join()` returns. `release_ps_tasks` is the one
-function to replace when the library's chief-end release lands in the training loop.
+initialise, nothing in the checkpoint). The chief, after its final checkpoint, polls the queue's
+size (never a blocking dequeue, which would hold the ps) until every other worker has put one,
+for at most `TENSORFLEET_PS_RELEASE_TIMEOUT` seconds (default 300: workers start up to 60 s late,
+as TF delays them), then tells every ps task to stop serving (`Master.shutdown_tasks("ps")`), so
+their `server.join()` returns. `release_ps_tasks` is the one function to replace when the
+library's chief-end release lands in the training loop.
 """
 from __future__ import annotations
 
@@ -26,14 +27,15 @@ __all__: list = []
 
 QUEUE_NAME = "tensorfleet_estimator_workers_done"
 DEFAULT_RELEASE_TIMEOUT = 300.0
+QUEUE_CAPACITY = 100000    # tokens are never taken out: a restarted worker's second token must not block
+POLL_SECONDS = 0.5
 
 
 def _queue_ops(config):
     g = Graph()
     with g.as_default(), g.device("/job:ps/task:0"):
-        q = FIFOQueue(max(1, config.num_worker_replicas), [_dtypes.int32], shapes=[[]], shared_name=QUEUE_NAME,
-                      name=QUEUE_NAME)
-        return g, q.enqueue([config.global_id_in_cluster or 0]), q.dequeue()
+        q = FIFOQueue(QUEUE_CAPACITY, [_dtypes.int32], shapes=[[]], shared_name=QUEUE_NAME, name=QUEUE_NAME)
+        return g, q.enqueue([config.global_id_in_cluster or 0]), q.size()
 
 
 def _session_config(config):
@@ -60,18 +62,16 @@ def release_ps_tasks(server, config, timeout=None) -> list:
     if timeout is None:
         timeout = float(os.environ.get("TENSORFLEET_PS_RELEASE_TIMEOUT", DEFAULT_RELEASE_TIMEOUT))
     others = config.num_worker_replicas - 1
-    g, _, dequeue = _queue_ops(config)
+    g, _, size = _queue_ops(config)
     deadline = time.monotonic() + timeout
     done = 0
     try:
         with Session(server.target, graph=g, config=_session_config(config)) as sess:
-            while done < others and time.monotonic() < deadline:
-                wait_ms = int(max(0.05, min(2.0, deadline - time.monotonic())) * 1000)
-                try:
-                    sess.run(dequeue, options=RunOptions(timeout_in_ms=wait_ms))
-                    done += 1
-                except errors.DeadlineExceededError:
-                    continue
+            while True:
+                done = int(sess.run(size, options=RunOptions(timeout_in_ms=30000)))
+                if done >= others or time.monotonic() >= deadline:
+                    break
+                time.sleep(POLL_SECONDS)
     except errors.OpError as e:
         logging.warning("Waiting for the workers to finish failed: %s", e)
     logging.info("%d of %d other worker(s) finished; releasing the ps tasks", done, others)

@@ -18,8 +18,8 @@ from .. import dtypes as _dtypes
 from ..ops import array_ops, comparison_ops, init_ops, math_ops, nn_impl
 from ..ops.variable_scope import get_variable
 
-__all__ = ["numeric_column", "categorical_column_with_identity", "categorical_column_with_vocabulary_list",
-           "embedding_column", "indicator_column"]
+__all__ = ["numeric_column", "bucketized_column", "categorical_column_with_identity",
+           "categorical_column_with_vocabulary_list", "embedding_column", "indicator_column"]
 
 
 def _feature(features, key):
@@ -80,6 +80,39 @@ class _CategoricalColumn:
     def ids(self, features):
         """int64 ids [batch, k], -1 where there is none."""
         raise NotImplementedError
+
+
+class BucketizedColumn(_CategoricalColumn):
+    """`bucketized_column(source_column, boundaries)`: bucket i of an element holds [boundaries[i-1],
+    boundaries[i]); dense in `input_layer` (one-hot per element, concatenated), categorical in `linear_model`
+    (element j's bucket b is id j * (len(boundaries) + 1) + b)."""
+
+    def __init__(self, source_column, boundaries):
+        self.source_column, self.boundaries = source_column, tuple(float(b) for b in boundaries)
+        self.key = source_column.key
+        self.num_buckets = (len(self.boundaries) + 1) * source_column.num_elements()
+
+    @property
+    def name(self):
+        return f"{self.source_column.name}_bucketized"
+
+    def num_elements(self):
+        return self.num_buckets
+
+    def _buckets(self, features):
+        x = self.source_column.dense_tensor(features)                                 # [batch, n] float32
+        b = array_ops.constant(np.asarray(self.boundaries, np.float32).reshape(1, 1, -1))
+        above = math_ops.cast(math_ops.greater_equal(array_ops.expand_dims(x, -1), b), _dtypes.int64)
+        return math_ops.reduce_sum(above, -1)                                          # [batch, n]
+
+    def ids(self, features):
+        n, width = self.source_column.num_elements(), len(self.boundaries) + 1
+        offsets = array_ops.constant(np.arange(n, dtype=np.int64).reshape(1, n) * width)
+        return math_ops.add(self._buckets(features), offsets)
+
+    def dense_tensor(self, features, trainable=True):
+        one_hot = array_ops.one_hot(self._buckets(features), len(self.boundaries) + 1, dtype=_dtypes.float32)
+        return array_ops.reshape(one_hot, [-1, self.num_buckets])
 
 
 class IdentityCategoricalColumn(_CategoricalColumn):
@@ -211,6 +244,18 @@ def numeric_column(key, shape=(1,), default_value=None, dtype=_dtypes.float32, n
     if normalizer_fn is not None and not callable(normalizer_fn):
         raise TypeError(f"normalizer_fn must be a callable. Given: {normalizer_fn}")
     return NumericColumn(key, shape, default_value, dtype, normalizer_fn)
+
+
+def bucketized_column(source_column, boundaries):
+    if not isinstance(source_column, NumericColumn):
+        raise ValueError(f"source_column must be a column generated with numeric_column(). Given: {source_column}")
+    if len(source_column.shape) > 1:
+        raise ValueError(f"source_column must be one-dimensional column. Given: {source_column}")
+    if not boundaries or not isinstance(boundaries, (list, tuple)):
+        raise ValueError("boundaries must be a sorted list.")
+    if any(boundaries[i] >= boundaries[i + 1] for i in range(len(boundaries) - 1)):
+        raise ValueError("boundaries must be a sorted list.")
+    return BucketizedColumn(source_column, boundaries)
 
 
 def categorical_column_with_identity(key, num_buckets, default_value=None):

@@ -26,7 +26,7 @@ def _normalize(feature_columns, allow_categorical):
     for column in feature_columns:
         if not hasattr(column, "name"):
             raise ValueError(f"Items of feature_columns must be a _FeatureColumn. Given: {column!r}")
-        if isinstance(column, _CategoricalColumn) and not allow_categorical:
+        if not hasattr(column, "dense_tensor") and not allow_categorical:
             raise ValueError("Items of feature_columns must be a _DenseColumn. You can wrap a categorical column "
                              f"with an embedding_column or indicator_column. Given: {column!r}")
         if column.name in seen:
