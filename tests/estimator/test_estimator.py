@@ -221,3 +221,24 @@ def test_iterator_get_next_input_fn_the_tf1_idiom(tmp_path):
     assert results["global_step"] == 8
     w, b = est.get_variable_value("w"), est.get_variable_value("b")
     np.testing.assert_allclose(results["mae"], np.abs(X @ w + b - Y[:, None]).mean(), rtol=1e-5)
+
+
+def test_label_vocabulary(tmp_path):
+    vocab = ["cat", "dog", "fox"]
+    ids = (X[:, 0] > 0).astype(np.int64) + (X[:, 1] > 0.5).astype(np.int64)
+    names = np.array([vocab[i].encode() for i in ids], dtype=object)
+    cols = [tf.feature_column.numeric_column("x", shape=(3,))]
+    est = tf.estimator.DNNClassifier([8], cols, n_classes=3, label_vocabulary=vocab, model_dir=str(tmp_path))
+    est.train(tf.estimator.inputs.numpy_input_fn({"x": X}, names, batch_size=16, num_epochs=None, shuffle=True),
+              max_steps=40)
+    preds = list(est.predict(tf.estimator.inputs.numpy_input_fn({"x": X}, batch_size=64, shuffle=False)))
+    class_ids = np.array([int(p["class_ids"][0]) for p in preds])
+    assert [p["classes"][0] for p in preds] == [vocab[i].encode() for i in class_ids]
+    assert list(preds[0]["all_classes"]) == [b"cat", b"dog", b"fox"]
+    results = est.evaluate(tf.estimator.inputs.numpy_input_fn({"x": X}, names, batch_size=64, shuffle=False))
+    np.testing.assert_allclose(results["accuracy"], np.mean(class_ids == ids), rtol=1e-6)
+    bad = np.array([b"cow"] * 64, dtype=object)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Labels must be in label_vocabulary"):
+        est.evaluate(tf.estimator.inputs.numpy_input_fn({"x": X}, bad, batch_size=64, shuffle=False))
+    with pytest.raises(ValueError, match="is not equal to n_classes"):
+        tf.estimator.DNNClassifier([8], cols, n_classes=2, label_vocabulary=vocab)

@@ -7,7 +7,8 @@ Used by `linear.py`, `dnn.py`, `dnn_linear_combined.py`. Three heads, as TF pick
   `precision`, `recall`, `auc`, `auc_precision_recall`, `prediction/mean`, `label/mean`, `accuracy_baseline`;
 - regression: squared error; `predictions`; metrics `average_loss`, `prediction/mean`, `label/mean`.
 The training loss is the per-example losses' weighted SUM over the batch (v1's `loss_reduction`
-default); summaries `loss` and `average_loss`. Label vocabularies are not supported (integer ids only).
+default); summaries `loss` and `average_loss`. String labels need `label_vocabulary` (their class ids are
+their positions in it, and `classes` are its strings).
 """
 from __future__ import annotations
 
@@ -50,6 +51,30 @@ def _summaries(training_loss, unreduced, weights):
 
 
 class _Head:
+    label_vocabulary = None
+
+    def _classes(self, ids):
+        """Class ids -> their names: the label vocabulary's strings, else the ids as strings (TF's `classes`)."""
+        if self.label_vocabulary is None:
+            return string_ops.as_string(ids, name="str_classes")
+        vocab = array_ops.constant(np.asarray([v.encode() for v in self.label_vocabulary], dtype=object))
+        return array_ops.gather(vocab, ids)
+
+    def _label_ids(self, labels):
+        """String labels -> their index in the label vocabulary (an error names a label outside it)."""
+        if self.label_vocabulary is None:
+            if labels.dtype == _dtypes.string:
+                raise ValueError("Labels dtype should be integer. Instead got string: give label_vocabulary")
+            return labels
+        if labels.dtype != _dtypes.string:
+            raise ValueError(f"Labels dtype should be string if there is a vocabulary. Got {labels.dtype.name}")
+        vocab = array_ops.constant(np.asarray([v.encode() for v in self.label_vocabulary], dtype=object))
+        eq = math_ops.equal(array_ops.expand_dims(labels, -1), vocab)              # [batch, 1, V]
+        ok = check_ops.assert_equal(math_ops.reduce_all(math_ops.reduce_any(eq, -1)), True,
+                                    message=f"Labels must be in label_vocabulary {list(self.label_vocabulary)}")
+        with control_dependencies([ok]):
+            return array_ops.identity(math_ops.argmax(math_ops.cast(eq, _dtypes.int32), -1))
+
     def __init__(self, weight_column=None, loss_reduction="weighted_sum"):
         if loss_reduction not in ("weighted_sum", "weighted_mean", "weighted_sum_over_batch_size",
                                   "weighted_sum_by_nonzero_weights"):
@@ -97,12 +122,11 @@ class MultiClassHead(_Head):
         all_ids = np.arange(n, dtype=np.int32).reshape(1, n)
         ones = array_ops.ones_like(math_ops.cast(class_ids, _dtypes.int32))
         return {"logits": logits, "probabilities": nn_ops.softmax(logits), "class_ids": class_ids,
-                "classes": string_ops.as_string(class_ids, name="str_classes"),
-                "all_class_ids": math_ops.multiply(ones, all_ids),
-                "all_classes": string_ops.as_string(math_ops.multiply(ones, all_ids))}
+                "classes": self._classes(class_ids), "all_class_ids": math_ops.multiply(ones, all_ids),
+                "all_classes": self._classes(math_ops.multiply(ones, all_ids))}
 
     def _check_labels(self, labels):
-        labels = super()._check_labels(labels)
+        labels = self._label_ids(super()._check_labels(labels))
         if not labels.dtype.is_integer:
             raise ValueError(f"Labels dtype should be integer. Instead got {labels.dtype.name}.")
         ok = check_ops.assert_less(labels, np.asarray(self._n_classes, labels.dtype.as_numpy_dtype),
@@ -129,11 +153,11 @@ class BinaryHead(_Head):
         ones = array_ops.ones_like(math_ops.cast(class_ids, _dtypes.int32))
         all_ids = math_ops.multiply(ones, np.arange(2, dtype=np.int32).reshape(1, 2))
         return {"logits": logits, "logistic": nn_ops.sigmoid(logits), "probabilities": nn_ops.softmax(two),
-                "class_ids": class_ids, "classes": string_ops.as_string(class_ids, name="str_classes"),
-                "all_class_ids": all_ids, "all_classes": string_ops.as_string(all_ids)}
+                "class_ids": class_ids, "classes": self._classes(class_ids),
+                "all_class_ids": all_ids, "all_classes": self._classes(all_ids)}
 
     def _check_labels(self, labels):
-        labels = super()._check_labels(labels)
+        labels = self._label_ids(super()._check_labels(labels))
         ok = check_ops.assert_less_equal(labels, np.asarray(1, labels.dtype.as_numpy_dtype),
                                          message="Labels must <= n_classes - 1")
         ok2 = check_ops.assert_non_negative(labels, message="Labels must >= 0")
@@ -184,10 +208,15 @@ class RegressionHead(_Head):
 
 
 def classification_head(n_classes, weight_column=None, label_vocabulary=None, loss_reduction="weighted_sum"):
-    if label_vocabulary is not None:
-        raise NotImplementedError("label_vocabulary is not supported: give integer class ids as labels")
     if n_classes is None or n_classes < 2:
         raise ValueError(f"n_classes must be > 1 for classification: {n_classes}.")
-    if n_classes == 2:
-        return BinaryHead(weight_column, loss_reduction)
-    return MultiClassHead(n_classes, weight_column, loss_reduction)
+    if label_vocabulary is not None:
+        if not isinstance(label_vocabulary, (list, tuple)):
+            raise ValueError(f"label_vocabulary should be a list or a tuple. Given type: {type(label_vocabulary)}")
+        if len(label_vocabulary) != n_classes:
+            raise ValueError(f"label_vocabulary length ({len(label_vocabulary)}) is not equal to n_classes "
+                             f"({n_classes}).")
+    head = BinaryHead(weight_column, loss_reduction) if n_classes == 2 else \
+        MultiClassHead(n_classes, weight_column, loss_reduction)
+    head.label_vocabulary = tuple(label_vocabulary) if label_vocabulary is not None else None
+    return head
