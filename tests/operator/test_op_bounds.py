@@ -296,8 +296,16 @@ def test_every_example_command_exists():
         else:
             script, rest = ROOT / cmd[1], cmd[2:]
             assert script.is_file() and script.parent == ROOT / 'examples', f'{where}: {cmd[1]} does not exist'
-        help_text = _help_of(script)
-        for flag in (a for a in rest if a.startswith('--')):
-            assert flag in help_text, f'{where}: {cmd[1]} has no flag {flag}'
+        if '--script' in rest:      # the launcher running a script: `--script FILE -- SCRIPT-ARGS`
+            path = ROOT / rest[rest.index('--script') + 1]
+            assert path.is_file() and path.parent == ROOT / 'examples', f'{where}: {path} does not exist'
+            split = rest.index('--') if '--' in rest else len(rest)
+            checks = [(script, rest[:split]), (path, rest[split + 1:])]
+        else:
+            checks = [(script, rest)]
+        for target, args in checks:
+            help_text = _help_of(target)
+            for flag in (a for a in args if a.startswith('--') and a != '--'):
+                assert flag in help_text, f'{where}: {target} has no flag {flag}'
         seen += 1
     assert seen >= 5
