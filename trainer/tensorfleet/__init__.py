@@ -72,6 +72,10 @@ from .image_ops import image  # noqa: E402  (tf.image: a subset for input pipeli
 from .namespaces import io  # noqa: E402,F811  (after the tensorfleet.io package: it adds the decoders to it)
 from . import version  # noqa: E402,F401  (tf.version; the choice of version string: version.py)
 from .version import VERSION  # noqa: E402
+from . import metrics as _prometheus_metrics  # noqa: E402  (the Prometheus exporter; `tf.metrics` below is TF's)
+from .ops import metrics_ops as _metrics_ops  # noqa: E402
+from . import feature_column  # noqa: E402  (tf.feature_column)
+from . import estimator  # noqa: E402  (tf.estimator: the top layer)
 
 __version__ = VERSION
 
@@ -85,5 +89,19 @@ def disable_eager_execution():
 
 disable_v2_behavior = disable_eager_execution
 enable_resource_variables = disable_eager_execution
+
+
+
+class _TFMetrics(_types.ModuleType):
+    """`tf.metrics` (TF's streaming metrics, `ops/metrics_ops.py`). The package attribute `metrics` used to be
+    the Prometheus exporter module `tensorfleet.metrics`; its names stay reachable through this one."""
+
+    def __getattr__(self, name):
+        return getattr(_prometheus_metrics, name)
+
+
+metrics = _TFMetrics("tensorfleet.tf_metrics", _metrics_ops.__doc__)
+metrics.__dict__.update({_n: getattr(_metrics_ops, _n) for _n in _metrics_ops.__all__})
+metrics.__all__ = list(_metrics_ops.__all__)
 
 compat = _types.SimpleNamespace(v1=_sys.modules[__name__])

@@ -18,6 +18,7 @@ from .supervisor import Supervisor
 from .monitored_session import (ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold,
                                 SessionCreator, SingularMonitoredSession, WorkerSessionCreator)
 from .adam import AdamOptimizer
+from .ftrl import FtrlOptimizer
 from .gradient_descent import GradientDescentOptimizer
 from .learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay, natural_exp_decay,
                                   piecewise_constant, polynomial_decay)
@@ -37,7 +38,8 @@ from .training_util import (assert_global_step, create_global_step, get_global_s
                             global_step)
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "AdagradOptimizer",
-           "RMSPropOptimizer", "Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
+           "RMSPropOptimizer", "FtrlOptimizer",
+           "Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
            "CheckpointState", "get_or_create_global_step", "get_global_step", "create_global_step",
            "global_step", "assert_global_step", "ExponentialMovingAverage", "exponential_decay",
            "piecewise_constant", "polynomial_decay", "natural_exp_decay", "inverse_time_decay", "cosine_decay",
