@@ -8,7 +8,7 @@ the evaluator scores each new checkpoint on the test split and exits after the f
 serve until the chief releases them. Only the import differs from a TF 1.15 script.
 
     python examples/estimator_mnist.py --model-dir /tmp/estimator-mnist --steps 2000
-    tensorfleet run deploy/examples/estimator-train-and-evaluate.yaml
+    tensorfleet run deploy/examples/14-estimator-train-and-evaluate.yaml
 """
 import argparse
 

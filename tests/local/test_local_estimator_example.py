@@ -1,4 +1,4 @@
-"""deploy/examples/estimator-train-and-evaluate.yaml runs end to end through `tensorfleet run` (digits data,
+"""deploy/examples/14-estimator-train-and-evaluate.yaml runs end to end through `tensorfleet run` (digits data,
 300 steps instead of MNIST and 3000): chief, ps, 2 workers and the evaluator all succeed, the ps is released,
 and the evaluator's last evaluation, of the final checkpoint, is in TensorBoard-readable summaries."""
 import re
@@ -7,7 +7,7 @@ import yaml
 
 from local_helpers import ROOT, read_yaml, tensorfleet, write_job
 
-MANIFEST = ROOT / 'deploy' / 'examples' / 'estimator-train-and-evaluate.yaml'
+MANIFEST = ROOT / 'deploy' / 'examples' / '14-estimator-train-and-evaluate.yaml'
 
 
 def test_estimator_train_and_evaluate_manifest(tmp_path):
