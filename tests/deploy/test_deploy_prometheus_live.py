@@ -3,8 +3,9 @@ returns data, and the hang alert fires, on metrics scraped from running processe
 
 A real Prometheus (Debian's package, unpacked by scripts/install-tools.sh; skipped with the reason
 where it cannot be had) scrapes, every second, on 127.0.0.1 only:
-* a running local job: `tensorfleet-train` as 1 ps + 2 workers of the built-in MLP (TF_CONFIG,
-  asynchronous), with the target labels `namespace` and `pod` a Kubernetes scrape adds;
+* a running local job: deploy/examples/02-ps-worker-async.yaml through `tensorfleet run` (1 ps + 2
+  workers of the built-in MLP, asynchronous, on the digits data), with the target labels
+  `namespace` and `pod` a Kubernetes scrape adds;
 * the operator's metrics endpoint, the operator running against the emulated API server of
   tests/operator and reconciling three jobs: one that mirrors the local job (its pods "run" on
   127.0.0.1, so the operator's progress poller reads worker 0's real metrics), one that restarts a
@@ -25,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
-import json
 import math
 import os
 import re
@@ -99,6 +99,7 @@ class Processes:
 
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen] = []
+        self.pids: list[int] = []           # grandchildren (tensorfleet run's replicas) a test may SIGSTOP
 
     def start(self, cmd: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
         with open(log, 'wb') as out:
@@ -107,6 +108,9 @@ class Processes:
         return proc
 
     def stop_all(self) -> None:
+        for pid in self.pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
         for proc in self.procs:
             if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
@@ -129,22 +133,36 @@ def processes():
         procs.stop_all()
 
 
-def start_trainers(processes: Processes, tmp: Path, metrics_ports: dict[str, int]) -> dict[str, subprocess.Popen]:
-    """1 ps + 2 workers of the MLP on the digits data, asynchronous, until stopped."""
-    ps, w0, w1 = free_ports(3)
-    cluster = {'ps': [f'127.0.0.1:{ps}'], 'worker': [f'127.0.0.1:{w0}', f'127.0.0.1:{w1}']}
-    out = {}
-    for task in ('ps-0', 'worker-0', 'worker-1'):
-        rtype, index = task.split('-')
-        env = {**os.environ, 'OPENBLAS_NUM_THREADS': '1', 'PYTHONUNBUFFERED': '1', 'TENSORFLEET_JOB_NAME': JOB,
-               'PYTHONPATH': os.pathsep.join([str(ROOT / 'trainer'), str(ROOT / 'operator')]),
-               'TF_CONFIG': json.dumps({'cluster': cluster, 'task': {'type': rtype, 'index': int(index)},
-                                        'environment': 'cloud'})}
-        cmd = [sys.executable, '-m', 'tensorfleet_train', '--model', 'mnist-mlp', '--data', 'digits',
-               '--steps', '100000000', '--log-every', '20', '--log-format', 'json', '--recovery-timeout', '600',
-               '--metrics-port', str(metrics_ports[task]), '--metrics-address', '127.0.0.1']
-        out[task] = processes.start(cmd, tmp / f'{task}.log', env)
-    return out
+def start_local_job(processes: Processes, tmp: Path) -> tuple[dict[str, int], dict[str, int]]:
+    """deploy/examples/02-ps-worker-async.yaml (1 ps + 2 workers of the MLP, asynchronous) through `tensorfleet
+    run`, as a user runs it, on the digits data and with a step count it never reaches; returns each replica's
+    metrics port and process id, read from the run directory's run.yaml."""
+    body = yaml.safe_load((ROOT / 'deploy' / 'examples' / '02-ps-worker-async.yaml').read_text())
+    body['metadata'].update(name=JOB, namespace=NS)
+    for rtype, spec in body['spec']['tfReplicaSpecs'].items():
+        container = spec['template']['spec']['containers'][0]
+        args = container['args']
+        if rtype == 'Worker':
+            args[args.index('--steps') + 1] = '100000000'
+            args[args.index('--checkpoint-dir') + 1] = str(tmp / 'ckpt')
+            args[args.index('--log-every') + 1] = '20'
+        args += ['--data', 'digits', '--log-format', 'json', '--recovery-timeout', '600']
+    job = tmp / 'job.yaml'
+    job.write_text(yaml.safe_dump(body))
+    run_dir = tmp / 'run'
+    env = {**os.environ, 'OPENBLAS_NUM_THREADS': '1', 'PYTHONUNBUFFERED': '1',
+           'PYTHONPATH': os.pathsep.join([str(ROOT / 'trainer'), str(ROOT / 'operator')])}
+    processes.start([sys.executable, '-m', 'tensorfleet_operator.local', 'run', str(job), '--run-dir', str(run_dir),
+                     '--no-tui', '--python', sys.executable], tmp / 'tensorfleet-run.log', env)
+    deadline = time.monotonic() + BOUND
+    while True:
+        run = yaml.safe_load((run_dir / 'run.yaml').read_text()) if (run_dir / 'run.yaml').exists() else None
+        if run and len(run.get('processes') or {}) == 3:
+            break
+        assert time.monotonic() < deadline, (tmp / 'tensorfleet-run.log').read_text()
+        time.sleep(0.2)
+    return ({label: ports['metrics'] for label, ports in run['ports'].items()},
+            {label: proc['pid'] for label, proc in run['processes'].items()})
 
 
 def prometheus_config(tmp: Path, trainers: dict[str, int], operator_port: int) -> Path:
@@ -281,12 +299,12 @@ def promtool_case(tmp: Path, metrics: list[dict[str, str]], recorded: list[list[
 
 async def test_a_real_prometheus_answers_every_panel_and_rule_and_sees_the_hang(cluster, processes, tmp_path):
     prometheus, promtool = tool('prometheus'), tool('promtool')
-    operator_port, web_port, *trainer_ports = free_ports(5)
-    trainer_metrics = dict(zip(('ps-0', 'worker-0', 'worker-1'), trainer_ports))
+    operator_port, web_port = free_ports(2)
+    trainer_metrics, pids = start_local_job(processes, tmp_path)
+    processes.pids.append(pids['ps-0'])                # continued before everything is stopped
     config = prometheus_config(tmp_path, trainer_metrics, operator_port)
     processes.start([prometheus, f'--config.file={config}', f'--storage.tsdb.path={tmp_path / "tsdb"}',
                      f'--web.listen-address=127.0.0.1:{web_port}'], tmp_path / 'prometheus.log')
-    trainers = start_trainers(processes, tmp_path, trainer_metrics)
     controller = await cluster.start(metrics_port=operator_port, metrics_address='127.0.0.1',
                                      trainer_metrics_port=trainer_metrics['worker-0'], progress_interval_seconds=0.5)
     async with aiohttp.ClientSession() as session:
@@ -348,7 +366,7 @@ async def test_a_real_prometheus_answers_every_panel_and_rule_and_sees_the_hang(
             assert time.monotonic() < deadline, f'the recorded step did not move 6 times: {recorded}'
             await asyncio.sleep(0.5)
         # ... then hangs: the ps stops; the workers serve metrics, their step does not move.
-        trainers['ps-0'].send_signal(signal.SIGSTOP)
+        os.kill(pids['ps-0'], signal.SIGSTOP)
         stopped = time.time()
         fired = await prom.until('ALERTS{alertname="TFJobHung", alertstate="firing", windows="seconds"}',
                                  'the scaled hang alert')
