@@ -42,6 +42,8 @@ from .protos import service_pb2
 
 logger = logging.getLogger("tensorfleet.distributed")
 _POOL = futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="tf-master")
+#: a RunGraph with a deadline gets this long beyond it before the master gives up on the task's answer
+_DEADLINE_GRACE_S = 5.0
 
 
 def _post(done: queue.SimpleQueue, sub, fut) -> None:
@@ -67,7 +69,7 @@ class _LocalWorker:
 
     def run(self, sub, step_id, sent: dict, timeout_ms: int) -> dict:
         return self.service.run_graph(sub.handle, step_id, sent, [(p, s) for p, s in sub.local], sub.keep,
-                                      sub.end_of_step, sub.keep_returned)
+                                      sub.end_of_step, sub.keep_returned, timeout_ms)
 
     def cleanup(self, step_id) -> None:
         self.service.cleanup_step(step_id)
@@ -103,8 +105,10 @@ class _RemoteWorker:
                                           keep_returned=sub.keep_returned, end_of_step=sub.end_of_step,
                                           timeout_ms=timeout_ms)
         req.local.extend(service_pb2.LocalFeed(feed=p, key=s) for p, s in sub.local)
+        # the task enforces the deadline itself (so nothing is dequeued after it); the call's own limit is
+        # later, for a task that does not answer at all
         _, tensors = self.client.call("RunGraph", req, service_pb2.RunGraphResponse, list(sent.items()),
-                                      timeout=timeout_ms / 1000 if timeout_ms > 0 else None)
+                                      timeout=timeout_ms / 1000 + _DEADLINE_GRACE_S if timeout_ms > 0 else None)
         return dict(tensors)
 
     def cleanup(self, step_id) -> None:

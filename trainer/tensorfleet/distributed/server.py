@@ -120,7 +120,7 @@ class _Methods:
 
     def _run_graph(self, r, tensors):
         out = self.worker.run_graph(r.graph_handle, r.step_id, dict(tensors), [(x.feed, x.key) for x in r.local],
-                                    list(r.keep), r.end_of_step, list(r.keep_returned))
+                                    list(r.keep), r.end_of_step, list(r.keep_returned), r.timeout_ms)
         return service_pb2.RunGraphResponse(), list(out.items())
 
     def _run_step(self, r, tensors):

@@ -12,6 +12,13 @@ to the task's ResourceStore (so the executor's plan cache, kernels and placement
 apply unchanged). A run takes feed values from the call and from this task's
 `Rendezvous` (values an earlier stage of the same step kept here), and returns or
 keeps its fetches.
+
+Queues and accumulators live in the task's store too (`kernels/queue_kernels.py`),
+so the sessions of every worker process that name one on this task share it. A
+blocking kernel in a run honours the run's `timeout_ms` (DeadlineExceededError,
+raised here on the task, so no element is taken after the caller gave up) and its
+partition's cancellation token: deregistering a partition (its master session
+closed) cancels that partition's blocked runs, and only those.
 """
 from __future__ import annotations
 
@@ -27,7 +34,7 @@ from ..devices import local_devices
 from ..graph import Graph
 from ..graph_def import import_graph_def
 from ..kernels import ResourceStore
-from ..kernels import fp_state
+from ..kernels import fp_state, queue_kernels
 from ..kernels.backend import to_host
 from .rendezvous import Rendezvous
 
@@ -59,9 +66,19 @@ class _Partition:
         config = ConfigProto(allow_soft_placement=soft, log_device_placement=log)
         self.session = Session(graph=self.graph, config=config)
         self.session._resources = store  # variables live in the worker service, shared by all partitions
+        self.store = store
+        self.cancel = queue_kernels.CancelToken()
         self.lock = threading.Lock()
 
-    def run(self, feed_values: dict) -> list:
+    def close(self, whole_task: bool = False) -> None:
+        """Cancels this partition's blocked runs; `whole_task` (the server stops): every blocked run and the
+        store's close hooks too. A deregistration must not touch what other sessions share in the store."""
+        queue_kernels.cancel_token(self.cancel, self.store)
+        if not whole_task:
+            self.session._resources = type(self.store)()  # Session.close acts on a private, empty store
+        self.session.close()
+
+    def run(self, feed_values: dict, timeout_ms: int = 0) -> list:
         feed_dict = {}
         for name, t in zip(self.feed_names, self.feeds, strict=True):
             try:
@@ -76,7 +93,8 @@ class _Partition:
         values = [_convert_feed(t, feed_dict[t]) for t in self._feed_key]  # dtype and shape checked
         token = fp_state.enter()  # as Session.run: numpy's floating-point warnings off around the step
         try:
-            return [to_host(v) for v in plan.run(values)]
+            with queue_kernels.run_scope(timeout_ms, self.cancel):  # blocking kernels: deadline, cancellation
+                return [to_host(v) for v in plan.run(values)]
         finally:
             fp_state.exit(token)
 
@@ -116,10 +134,10 @@ class WorkerService:
         with self._lock:
             part = self._partitions.pop(handle, None)
         if part is not None:
-            part.session.close()
+            part.close()
 
     def run_graph(self, handle: str, step_id: int, sent: dict, local: list, keep: list,
-                  end_of_step: bool, keep_returned: Sequence = ()) -> dict:
+                  end_of_step: bool, keep_returned: Sequence = (), timeout_ms: int = 0) -> dict:
         """Runs a partition; returns {fetch name: value} for the fetches not only kept (`keep` minus
         `keep_returned`); the `keep` ones are stored in the rendezvous under `step_id`."""
         part = self._partitions.get(handle)
@@ -130,7 +148,7 @@ class WorkerService:
             values = dict(sent)
             for feed, key in local:
                 values[feed] = self.rendezvous.take(step_id, key, self.task_name)
-            results = part.run(values)
+            results = part.run(values, timeout_ms)
             out = {}
             keep_set, also = set(keep), set(keep_returned)
             for name, value in zip(part.fetch_names, results, strict=True):
@@ -159,7 +177,7 @@ class WorkerService:
         with self._lock:
             parts, self._partitions = list(self._partitions.values()), {}
         for p in parts:
-            p.session.close()
+            p.close(whole_task=True)
 
 
 def _on_task(e: errors.OpError, task_name: str) -> errors.OpError:
