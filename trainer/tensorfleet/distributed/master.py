@@ -43,7 +43,7 @@ from .protos import service_pb2
 logger = logging.getLogger("tensorfleet.distributed")
 _POOL = futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="tf-master")
 #: a RunGraph with a deadline gets this long beyond it before the master gives up on the task's answer
-_DEADLINE_GRACE_S = 5.0
+DEADLINE_GRACE_S = 1.0
 
 
 def _post(done: queue.SimpleQueue, sub, fut) -> None:
@@ -108,7 +108,7 @@ class _RemoteWorker:
         # the task enforces the deadline itself (so nothing is dequeued after it); the call's own limit is
         # later, for a task that does not answer at all
         _, tensors = self.client.call("RunGraph", req, service_pb2.RunGraphResponse, list(sent.items()),
-                                      timeout=timeout_ms / 1000 + _DEADLINE_GRACE_S if timeout_ms > 0 else None)
+                                      timeout=timeout_ms / 1000 + DEADLINE_GRACE_S if timeout_ms > 0 else None)
         return dict(tensors)
 
     def cleanup(self, step_id) -> None:

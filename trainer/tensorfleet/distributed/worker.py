@@ -169,9 +169,11 @@ class WorkerService:
         self.rendezvous.cleanup(step_id)
 
     def reset(self, containers=()) -> None:
-        """Clears this task's variables (all containers: Tensorfleet has only the default one)."""
+        """Clears this task's variables, queues and accumulators (all containers: Tensorfleet has only the
+        default one); ops blocked on a cleared queue or accumulator fail with CancelledError."""
         with self.resources.lock:
             self.resources.variables.clear()
+        queue_kernels.discard_all(self.resources)
 
     def close(self) -> None:
         with self._lock:

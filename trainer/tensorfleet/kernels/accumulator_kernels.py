@@ -13,8 +13,8 @@ mean (sparse: per index, averaged over the gradients that had that index) and
 advances the global step, so gradients of the step just taken are stale from then
 on; `set_global_step(s)` sets the step (TF warns, and still sets it, when it goes
 back). Extensions: each accumulator counts the stale gradients it dropped
-(`AccumulatorNumDropped`), and `AccumulatorCancelTakes` makes a blocked (and any
-later) take fail with `CancelledError` until the next `set_global_step`, which is
+(`AccumulatorNumDropped`), and `AccumulatorCancelTakes` makes a blocked take (and any
+later one that would block) fail with `CancelledError` until the next `set_global_step`, which is
 how the sync chief's queue runner stops without waiting out its grace period.
 """
 from __future__ import annotations

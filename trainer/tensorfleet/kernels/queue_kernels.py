@@ -71,6 +71,18 @@ def cancel_token(token: CancelToken, resources) -> None:
     wake_all(resources)
 
 
+def discard_all(resources) -> None:
+    """Forgets every queue and accumulator of these resources (`tf.Session.reset`); the next use creates it
+    afresh, and kernels still blocked on a forgotten one fail with CancelledError."""
+    st = _state(resources)
+    with resources.lock:
+        objects, st["objects"] = list(st["objects"].values()), {}
+    for obj in objects:
+        with obj.cond:
+            obj.discarded = True
+            obj.cond.notify_all()
+
+
 def wake_all(resources) -> None:
     """Wakes every blocked queue/accumulator kernel of these resources (each re-checks why it waits)."""
     for obj in list(_state(resources)["objects"].values()):
@@ -100,6 +112,7 @@ def wait_until(obj, ready, ctx, what: str, cancelled=None) -> None:
     st = obj.state
     while not ready():
         why = "session closed" if st["cancelled"] or (token is not None and token.cancelled) else \
+            "the resource was reset" if getattr(obj, "discarded", False) else \
             (cancelled() if cancelled is not None else None)
         if why:
             raise errors.CancelledError(None, ctx.op, f"{what} operation was cancelled ({why})\n"

@@ -9,8 +9,8 @@ where the accumulator lives (e.g. on the ps of the variable it serves).
 `take_grad` blocks; it honours `RunOptions(timeout_in_ms=...)` and session close.
 
 Extensions (not in TF): `num_dropped_gradients()` (how many stale gradients this
-accumulator dropped) and `cancel_takes()` (blocked and later takes fail with
-`CancelledError` until the next `set_global_step`), used by
+accumulator dropped) and `cancel_takes()` (a blocked take, and any later one that would
+block, fails with `CancelledError` until the next `set_global_step`), used by
 `tf.train.SyncReplicasOptimizer`.
 """
 from __future__ import annotations
@@ -109,7 +109,8 @@ class ConditionalAccumulatorBase:
         return self._op("AccumulatorNumDropped", (), name).outputs[0]
 
     def cancel_takes(self, name=None):
-        """Tensorfleet extension: blocked and later takes fail with CancelledError until `set_global_step`."""
+        """Tensorfleet extension: a blocked take, and any later one that would block, fails with CancelledError
+        until the next `set_global_step`."""
         return self._op("AccumulatorCancelTakes", (), name)
 
 

@@ -61,6 +61,18 @@ def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
+def _shape_list(shapes) -> list:
+    """TF's rule: a TensorShape, or a list of ints/None (`[]` included: a scalar), is one component's shape;
+    otherwise one shape per component."""
+    if isinstance(shapes, TensorShape):
+        return [shapes]
+    if not isinstance(shapes, (list, tuple)):
+        raise TypeError(f"shapes must be a TensorShape or a list or tuple of shapes, got {shapes!r}")
+    if all(d is None or isinstance(d, int) for d in shapes):
+        shapes = [shapes]
+    return [as_shape(s) for s in shapes]
+
+
 class QueueBase:
     """What every queue shares: enqueue/dequeue ops on one queue resource (TF's `tf.queue.QueueBase`)."""
 
@@ -72,8 +84,7 @@ class QueueBase:
         self._single = not isinstance(dtypes, (list, tuple))
         self._dtypes = [_dtypes.as_dtype(d) for d in _as_list(dtypes)]
         if shapes is not None:
-            shapes = [as_shape(s) for s in _as_list(shapes)] if self._single is False or isinstance(shapes, list) \
-                else [as_shape(shapes)]
+            shapes = _shape_list(shapes)
             if len(shapes) != len(self._dtypes):
                 raise ValueError(f"Queue shapes must have the same length as dtypes ({len(shapes)} vs "
                                  f"{len(self._dtypes)})")

@@ -18,9 +18,11 @@ and the session hooks. The graph it builds, as TF's:
   (so backup workers, whose late gradients were dropped, go on too).
 
 Beyond TF: `stale_gradients()` is a scalar tensor counting the stale gradient
-pushes dropped so far, and when the chief's coordinator stops, its queue runner's
-cancel op also cancels the pending take (TF leaves that thread blocked until the
-stop grace period, 120 s by default, runs out).
+pushes dropped so far; and when the chief's coordinator stops, its queue runner's
+cancel op cancels the pending take (TF leaves that thread blocked until the stop
+grace period, 120 s by default, runs out) and releases `2 * tokens_per_step` tokens
+holding the final global step, so no worker stays blocked waiting for a step that
+will never come (with backup workers, TF's often do).
 """
 from __future__ import annotations
 
@@ -126,8 +128,13 @@ class SyncReplicasOptimizer(Optimizer):
                     if self._variable_averages is not None:
                         with graph.control_dependencies([sync_op]), graph.name_scope(""):
                             sync_op = self._variable_averages.apply(self._variables_to_average)
+                    # when the chief stops: its pending take is cancelled, and every worker still waiting
+                    # for a step that will not come gets a token (two each: one to return, one more step to
+                    # see the final global step), where TF leaves them blocked
+                    release = self._sync_token_queue.enqueue_many(
+                        (array_ops.fill([2 * self._tokens_per_step], global_step),))
                     cancel_op = control_flow_ops.group(
-                        dummy_queue.close(cancel_pending_enqueues=True),
+                        dummy_queue.close(cancel_pending_enqueues=True), release,
                         *[a.cancel_takes() for a, _ in self._accumulator_list], name="sync_replicas_cancel")
                     self._chief_queue_runner = QueueRunner(
                         dummy_queue, [sync_op], cancel_op=cancel_op,
