@@ -159,3 +159,33 @@ def test_monitored_session_with_the_sync_hook_stops_at_the_last_step(graph):
             runs += 1
     assert final.final_ops_values == 5 and runs >= 5
     assert time.monotonic() - t0 < WAIT  # no 120 s stop grace period: the chief's take was cancelled
+
+
+def test_variable_averages_are_applied_after_each_synchronised_step(graph):
+    gs = tf.train.get_or_create_global_step()
+    v = tf.Variable([1.0, 2.0], name="v")
+    x = tf.placeholder(tf.float32, [2])
+    ema = tf.train.ExponentialMovingAverage(0.9)
+    opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(0.5), replicas_to_aggregate=1,
+                                         variable_averages=ema, variables_to_average=[v])
+    train = opt.minimize(tf.reduce_sum(v * x), global_step=gs)
+    qr, tokens = opt.get_chief_queue_runner(), opt.get_init_tokens_op()
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        s.run([opt.chief_init_op, tokens])
+        coord = tf.train.Coordinator()
+        threads = qr.create_threads(s, coord=coord, daemon=True, start=True)
+        s.run(train, {x: [2.0, 4.0]})
+        deadline = time.monotonic() + WAIT
+        while s.run(gs) < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        v1 = np.array([1.0, 2.0]) - 0.5 * np.array([2.0, 4.0])
+        np.testing.assert_allclose(s.run(v), v1)
+        shadow = np.array([1.0, 2.0]) * 0.9 + v1 * 0.1  # TF: shadow -= (1 - decay) * (shadow - variable)
+        deadline = time.monotonic() + WAIT
+        while not np.allclose(s.run(ema.average(v)), shadow, rtol=1e-6):  # runs right after the tokens
+            assert time.monotonic() < deadline, s.run(ema.average(v))
+            time.sleep(0.01)
+        coord.request_stop()
+        coord.join(threads, stop_grace_period_secs=WAIT)

@@ -82,22 +82,31 @@ def test_queue_on_the_ps_is_shared_by_sessions_of_two_worker_processes(spec):
             s.close()
 
 
-def test_blocked_dequeue_over_grpc_honours_the_deadline_and_close_cancels_only_its_own_session(spec):
+def _blocking_ops(kind):
+    """(put 7.0, blocking get) on a shared queue or accumulator on the ps."""
+    with tf.device("/job:ps/task:0"):
+        if kind == "queue":
+            q = tf.FIFOQueue(10, tf.float32, shapes=[], shared_name="blocking_q")
+            return q.enqueue(7.0), q.dequeue()
+        acc = tf.ConditionalAccumulator(tf.float32, shape=[], shared_name="blocking_acc")
+        return acc.apply_grad(7.0, local_step=1000), acc.take_grad(1)  # (each take advances its step by 1)
+
+
+@pytest.mark.parametrize("kind", ["queue", "accumulator"])
+def test_blocked_get_over_grpc_honours_the_deadline_and_close_cancels_only_its_own_session(spec, kind):
     graphs, ops = [], []
     for _ in range(3):
         g = tf.Graph()
-        with g.as_default(), tf.device("/job:ps/task:0"):
-            q = tf.FIFOQueue(10, tf.float32, shapes=[], shared_name="blocking_q")
-            ops.append((q.enqueue(7.0), q.dequeue()))
+        with g.as_default():
+            ops.append(_blocking_ops(kind))
         graphs.append(g)
     s0, s1, s2 = (_session(spec, i, g) for i, g in enumerate(graphs))
     try:
-        t0 = time.monotonic()
-        with pytest.raises(tf.errors.DeadlineExceededError, match="dequeue"):
-            s0.run(ops[0][1], options=tf.RunOptions(timeout_in_ms=300))
-        assert time.monotonic() - t0 < 5 + 30  # the ps gave up at the deadline (bounded, not hung)
+        with pytest.raises(tf.errors.DeadlineExceededError, match="/job:ps/replica:0/task:0"):
+            s0.run(ops[0][1], options=tf.RunOptions(timeout_in_ms=300))  # raised on the ps, naming it
+        bounded = tf.RunOptions(timeout_in_ms=WAIT * 1000)
         s1.run(ops[1][0])
-        assert s1.run(ops[1][1]) == 7.0  # the timed-out dequeue took nothing
+        assert s1.run(ops[1][1], options=bounded) == 7.0  # the timed-out get took nothing
 
         errors = []
 
@@ -111,11 +120,11 @@ def test_blocked_dequeue_over_grpc_honours_the_deadline_and_close_cancels_only_i
         time.sleep(1.0)  # let it block on the ps (the assertions below hold either way)
         s2.close()
         t.join(WAIT)
-        assert not t.is_alive() and errors, "the blocked dequeue was not cancelled by close"
+        assert not t.is_alive() and errors, "the blocked get was not cancelled by close"
         assert isinstance(errors[0], (tf.errors.CancelledError, RuntimeError)), errors
-        # the queue itself is fine: other sessions' partitions on the ps were not cancelled
+        # the queue/accumulator itself is fine: other sessions' partitions on the ps were not cancelled
         s1.run(ops[1][0])
-        assert s0.run(ops[0][1]) == 7.0
+        assert s0.run(ops[0][1], options=bounded) == 7.0
     finally:
         for s in (s0, s1, s2):
             s.close()
