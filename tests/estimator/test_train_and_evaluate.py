@@ -5,7 +5,6 @@ ps, the evaluator scores the final checkpoint and exits; plus TrainSpec/EvalSpec
 import json
 import os
 import re
-import time
 
 import numpy as np
 import pytest

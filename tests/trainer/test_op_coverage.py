@@ -299,6 +299,8 @@ FORWARD_ONLY = {
 # queue and accumulator ops (tf.FIFOQueue & co, tf.ConditionalAccumulator): stateful, no gradient, as in TF
 _QUEUE = "queue/accumulator resource op (stateful, no gradient, as in TF)"
 _QT = "test_train_loop_queues.py::"
+_ST = "test_sync_replicas_local.py::"
+_SPARSE = "test_sparse_accumulator_averages_each_row_over_the_gradients_that_had_it"
 FORWARD_ONLY.update({
     "QueueHandle": (_QUEUE, _QT + "test_fifo_order_size_and_closed_empty_raises_out_of_range"),
     "QueueEnqueue": (_QUEUE, _QT + "test_fifo_order_size_and_closed_empty_raises_out_of_range"),
@@ -314,6 +316,10 @@ FORWARD_ONLY.update({
     "AccumulatorTakeGradient": (_QUEUE, _QT + "test_conditional_accumulator_averages_and_drops_stale"),
     "AccumulatorNumAccumulated": (_QUEUE, _QT + "test_conditional_accumulator_averages_and_drops_stale"),
     "AccumulatorSetGlobalStep": (_QUEUE, _QT + "test_conditional_accumulator_averages_and_drops_stale"),
+    "AccumulatorNumDropped": (_QUEUE, _ST + "test_set_global_step_sets_even_a_smaller_step_and_drops_are_counted"),
+    "AccumulatorCancelTakes": (_QUEUE, _ST + "test_cancel_takes_fails_a_blocked_take_until_the_next_set_global_step"),
+    "SparseAccumulatorApplyGradient": (_QUEUE, _ST + _SPARSE),
+    "SparseAccumulatorTakeGradient": (_QUEUE, _ST + _SPARSE),
 })
 
 # op type -> (what it is, the test that covers it)

@@ -46,10 +46,23 @@ class Cluster:
         self.procs = {}
 
     def start(self, job, index, env=None):
+        return self._ready(job, index, self._spawn(job, index, env))
+
+    def start_all(self, env=None):
+        """Starts every task of the spec at once (their start-ups overlap), then waits for each."""
+        tasks = [(job, i) for job, addrs in self.spec.items() for i in range(len(addrs))]
+        procs = [self._spawn(job, i, env) for job, i in tasks]
+        for (job, i), proc in zip(tasks, procs):
+            self._ready(job, i, proc)
+
+    def _spawn(self, job, index, env):
         args = [sys.executable, os.path.join(HERE, "run_task.py"), json.dumps(self.spec), job, str(index)]
         proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, env=task_env(env))
         self.procs[(job, index)] = proc
+        return proc
+
+    def _ready(self, job, index, proc):
         deadline = time.monotonic() + READY_TIMEOUT
         lines = []
         while time.monotonic() < deadline:

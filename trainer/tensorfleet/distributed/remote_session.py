@@ -18,6 +18,7 @@ import threading
 from .. import errors
 from ..graph_def import as_graph_def
 from .client import RpcClient, split_address
+from .master import RPC_DEADLINE_SLACK_S
 from .protos import service_pb2
 from .server import local_server_for
 
@@ -85,9 +86,11 @@ class _RemoteBackend:
             self._extend()
         req = service_pb2.RunStepRequest(session_handle=self._handle, fetch=[t.name for t in fetches],
                                          target=[op.name for op in targets], timeout_ms=timeout_ms)
+        # the master and its tasks enforce the deadline (a blocked dequeue fails there, taking nothing);
+        # the call's own limit is later, for a master that does not answer at all
+        limit = timeout_ms / 1000 + RPC_DEADLINE_SLACK_S + 1.0 if timeout_ms > 0 else None
         _, tensors = self._client.call("RunStep", req, service_pb2.RunStepResponse,
-                                       [(t.name, v) for t, v in zip(feeds, feed_values, strict=True)],
-                                       timeout=timeout_ms / 1000 if timeout_ms > 0 else None)
+                                       [(t.name, v) for t, v in zip(feeds, feed_values, strict=True)], timeout=limit)
         return [v for _, v in tensors]
 
     def list_devices(self) -> list:

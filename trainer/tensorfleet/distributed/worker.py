@@ -12,6 +12,13 @@ to the task's ResourceStore (so the executor's plan cache, kernels and placement
 apply unchanged). A run takes feed values from the call and from this task's
 `Rendezvous` (values an earlier stage of the same step kept here), and returns or
 keeps its fetches.
+
+Queues and accumulators live in the task's store too (`kernels/queue_kernels.py`),
+so the sessions of every worker process that name one on this task share it. A
+blocking kernel in a run honours the run's `timeout_ms` (DeadlineExceededError,
+raised here on the task, so no element is taken after the caller gave up) and its
+partition's cancellation token: deregistering a partition (its master session
+closed) cancels that partition's blocked runs, and only those.
 """
 from __future__ import annotations
 
@@ -59,15 +66,16 @@ class _Partition:
         config = ConfigProto(allow_soft_placement=soft, log_device_placement=log)
         self.session = Session(graph=self.graph, config=config)
         self.session._resources = store  # variables live in the worker service, shared by all partitions
+        self.store = store
+        self.cancel = queue_kernels.CancelToken()
         self.lock = threading.Lock()
-        #: set when the partition is deregistered (its session closed): its blocked ops fail with CancelledError
-        self.cancelled = threading.Event()
 
-    def close(self) -> None:
-        """Cancels this partition's blocked ops and drops its plans; the task's store (shared with every other
-        partition and session) is left alone: Session.close would cancel every blocked op of the task."""
-        self.cancelled.set()
-        self.session._resources = ResourceStore()
+    def close(self, whole_task: bool = False) -> None:
+        """Cancels this partition's blocked runs; `whole_task` (the server stops): every blocked run and the
+        store's close hooks too. A deregistration must not touch what other sessions share in the store."""
+        queue_kernels.cancel_token(self.cancel, self.store)
+        if not whole_task:
+            self.session._resources = type(self.store)()  # Session.close acts on a private, empty store
         self.session.close()
 
     def run(self, feed_values: dict, timeout_ms: int = 0) -> list:
@@ -84,12 +92,10 @@ class _Partition:
         plan = self.session._plan(self._fetch_key, self._feed_key, self._target_key)
         values = [_convert_feed(t, feed_dict[t]) for t in self._feed_key]  # dtype and shape checked
         token = fp_state.enter()  # as Session.run: numpy's floating-point warnings off around the step
-        # blocking kernels (queues, accumulators) honour the step's deadline and the session closing
-        scope = queue_kernels.enter_blocking_scope(timeout_ms, self.cancelled)
         try:
-            return [to_host(v) for v in plan.run(values)]
+            with queue_kernels.run_scope(timeout_ms, self.cancel):  # blocking kernels: deadline, cancellation
+                return [to_host(v) for v in plan.run(values)]
         finally:
-            queue_kernels.exit_blocking_scope(scope)
             fp_state.exit(token)
 
 
@@ -163,16 +169,17 @@ class WorkerService:
         self.rendezvous.cleanup(step_id)
 
     def reset(self, containers=()) -> None:
-        """Clears this task's variables (all containers: Tensorfleet has only the default one)."""
+        """Clears this task's variables, queues and accumulators (all containers: Tensorfleet has only the
+        default one); ops blocked on a cleared queue or accumulator fail with CancelledError."""
         with self.resources.lock:
             self.resources.variables.clear()
+        queue_kernels.discard_all(self.resources)
 
     def close(self) -> None:
         with self._lock:
             parts, self._partitions = list(self._partitions.values()), {}
         for p in parts:
-            p.close()
-        queue_kernels.cancel_blocked(self.resources)   # the server stops: nothing stays blocked
+            p.close(whole_task=True)
 
 
 def _on_task(e: errors.OpError, task_name: str) -> errors.OpError:

@@ -2,6 +2,7 @@
 from . import (array_kernels, conv_kernels, core_kernels, math_kernels, nn_kernels, random_kernels,  # noqa: F401
                train_kernels)
 from . import check_kernels, index_kernels, queue_kernels, scan_sort_kernels  # noqa: F401
+from . import accumulator_kernels  # noqa: F401
 from . import summary_kernels  # noqa: F401
 from . import array_extra_kernels, math_extra_kernels, parsing_kernels, sampling_kernels  # noqa: F401
 from . import string_kernels  # noqa: F401

@@ -10,7 +10,12 @@ and wake every `POLL_S` to check:
 
 - the run's deadline (`RunOptions(timeout_in_ms=...)`, set by the session with
   `run_deadline`): `DeadlineExceededError`;
-- the session closing (`cancel_blocked(resources)`): `CancelledError`.
+- the session closing (`cancel_blocked(resources)`): `CancelledError`;
+- the run's own cancellation token (`run_scope(token=...)`: a worker service
+  cancels the runs of one registered partition when its master session closes,
+  without touching the queues other sessions share on that task): `CancelledError`.
+
+The accumulator kernels (`accumulator_kernels.py`) wait the same way.
 """
 from __future__ import annotations
 
@@ -28,6 +33,15 @@ POLL_S = 0.05
 _deadline = threading.local()
 
 
+class CancelToken:
+    """Cancels the blocking kernels of the runs made under it (`run_scope`); once set, it stays set."""
+
+    __slots__ = ("cancelled",)
+
+    def __init__(self):
+        self.cancelled = False
+
+
 @contextlib.contextmanager
 def run_deadline(timeout_in_ms: int):
     """Sets the deadline of blocking kernels run in this thread (0 or less: none) for the `with` body."""
@@ -39,19 +53,41 @@ def run_deadline(timeout_in_ms: int):
         _deadline.at = prev
 
 
-def enter_blocking_scope(timeout_in_ms: int, cancelled: threading.Event) -> tuple:
-    """For the run that follows in this thread: blocking kernels fail with DeadlineExceededError after
-    `timeout_in_ms` (0: none) and with CancelledError once `cancelled` is set (a remote session's partition
-    deregistered on a worker service: distributed/worker.py). Returns what `exit_blocking_scope` restores
-    (no contextmanager: this is on every remote step's path)."""
-    prev = (getattr(_deadline, "at", None), getattr(_deadline, "cancel", None))
-    _deadline.at = time.monotonic() + timeout_in_ms / 1000.0 if timeout_in_ms and timeout_in_ms > 0 else None
-    _deadline.cancel = cancelled
-    return prev
+@contextlib.contextmanager
+def run_scope(timeout_in_ms: int = 0, token: Optional[CancelToken] = None):
+    """`run_deadline` plus a cancellation token for the blocking kernels run in this thread."""
+    prev = getattr(_deadline, "token", None)
+    _deadline.token = token
+    try:
+        with run_deadline(timeout_in_ms):
+            yield
+    finally:
+        _deadline.token = prev
 
 
-def exit_blocking_scope(prev: tuple) -> None:
-    _deadline.at, _deadline.cancel = prev
+def cancel_token(token: CancelToken, resources) -> None:
+    """Sets `token` and wakes the blocked kernels of `resources` so the ones run under it fail promptly."""
+    token.cancelled = True
+    wake_all(resources)
+
+
+def discard_all(resources) -> None:
+    """Forgets every queue and accumulator of these resources (`tf.Session.reset`); the next use creates it
+    afresh, and kernels still blocked on a forgotten one fail with CancelledError."""
+    st = _state(resources)
+    with resources.lock:
+        objects, st["objects"] = list(st["objects"].values()), {}
+    for obj in objects:
+        with obj.cond:
+            obj.discarded = True
+            obj.cond.notify_all()
+
+
+def wake_all(resources) -> None:
+    """Wakes every blocked queue/accumulator kernel of these resources (each re-checks why it waits)."""
+    for obj in list(_state(resources)["objects"].values()):
+        with obj.cond:
+            obj.cond.notify_all()
 
 
 def _state(resources) -> dict:
@@ -64,21 +100,22 @@ def _state(resources) -> dict:
 
 def cancel_blocked(resources) -> None:
     """The session closes: every blocked (and later) queue op of these resources fails with CancelledError."""
-    st = _state(resources)
-    st["cancelled"] = True
-    for obj in list(st["objects"].values()):
-        with obj.cond:
-            obj.cond.notify_all()
+    _state(resources)["cancelled"] = True
+    wake_all(resources)
 
 
-def _wait(obj, ready, ctx, what: str) -> None:
-    """Waits (holding obj.cond) until `ready()`; raises on deadline, cancellation."""
+def wait_until(obj, ready, ctx, what: str, cancelled=None) -> None:
+    """Waits (holding obj.cond) until `ready()`; raises on deadline, cancellation (the session's, the run's
+    token, or `cancelled()` returning a reason)."""
     at = getattr(_deadline, "at", None)
-    cancel = getattr(_deadline, "cancel", None)
+    token = getattr(_deadline, "token", None)
     st = obj.state
     while not ready():
-        if st["cancelled"] or (cancel is not None and cancel.is_set()):
-            raise errors.CancelledError(None, ctx.op, f"{what} operation was cancelled (session closed)\n"
+        why = "session closed" if st["cancelled"] or (token is not None and token.cancelled) else \
+            "the resource was reset" if getattr(obj, "discarded", False) else \
+            (cancelled() if cancelled is not None else None)
+        if why:
+            raise errors.CancelledError(None, ctx.op, f"{what} operation was cancelled ({why})\n"
                                                       f"\t [[node {ctx.op.name}]]")
         wait = POLL_S
         if at is not None:
@@ -120,7 +157,7 @@ class QueueState:
             a = np.asarray(c, dtype=dt.as_numpy_dtype)
             shape = self.shapes[i] if self.shapes else None
             got = a.shape[1:] if batched else a.shape
-            if shape is not None and not _fits(got, shape, padded=self.kind == "padding"):
+            if shape is not None and not shape_fits(got, shape, padded=self.kind == "padding"):
                 raise errors.InvalidArgumentError(None, ctx.op, f"Shape mismatch in tuple component {i}. "
                                                                 f"Expected {list(shape)}, got {list(got)} "
                                                                 f"(queue {self.name}, node {ctx.op.name})")
@@ -156,13 +193,13 @@ class QueueState:
         return tuple(comps)
 
 
-def _fits(got, shape, padded: bool) -> bool:
+def shape_fits(got, shape, padded: bool) -> bool:
     if len(got) != len(shape):
         return False
     return all(d is None or d == -1 or d == g for g, d in zip(got, shape, strict=True))
 
 
-def _lookup(ctx, factory):
+def lookup_object(ctx, factory):
     st = _state(ctx.resources)
     name = ctx.attrs["resource_name"]
     with ctx.resources.lock:
@@ -173,7 +210,7 @@ def _lookup(ctx, factory):
 
 
 def _queue(ctx) -> QueueState:
-    return _lookup(ctx, QueueState)
+    return lookup_object(ctx, QueueState)
 
 
 @register_kernel("QueueHandle", devices=("CPU",))
@@ -193,7 +230,7 @@ def _enqueue(ctx, elements: list) -> None:
         if q.closed:
             raise errors.CancelledError(None, ctx.op, f"{q.name} is closed.\n\t [[node {ctx.op.name}]]")
         for el in elements:
-            _wait(q, lambda: q.cancel_pending or q.has_room(), ctx, "enqueue")
+            wait_until(q, lambda: q.cancel_pending or q.has_room(), ctx, "enqueue")
             if q.cancel_pending:
                 raise errors.CancelledError(None, ctx.op, f"Enqueue on {q.name} cancelled: the queue was closed "
                                                           f"with cancel_pending_enqueues\n\t [[node {ctx.op.name}]]")
@@ -224,7 +261,7 @@ def _dequeue(ctx, n: int, up_to: bool) -> list:
             keep = 0 if q.closed or q.kind != "shuffle" else q.min_after_dequeue
             return q.closed or len(q.items) >= n + keep
 
-        _wait(q, ready, ctx, "dequeue")
+        wait_until(q, ready, ctx, "dequeue")
         have = len(q.items)
         if q.closed and have < n:
             if not up_to or have == 0:
@@ -279,82 +316,3 @@ def queue_is_closed(ctx, handle):
     q = _queue(ctx)
     with q.cond:
         return np.bool_(q.closed)
-
-
-# -- ConditionalAccumulator ---------------------------------------------------
-class AccumulatorState:
-    """Sums gradients of the current global step; stale ones (local_step < global step) are dropped."""
-
-    def __init__(self, name: str, attrs: dict, state: dict):
-        self.name = name
-        self.state = state
-        self.cond = threading.Condition()
-        self.dtype = attrs["dtype"]
-        self.shape = attrs["shape"]
-        self.global_step = 0
-        self.total: Optional[np.ndarray] = None
-        self.count = 0
-        self.dropped = 0
-
-
-def _accumulator(ctx) -> AccumulatorState:
-    return _lookup(ctx, AccumulatorState)
-
-
-@register_kernel("AccumulatorHandle", devices=("CPU",))
-def accumulator_handle(ctx):
-    _accumulator(ctx)
-    return np.int32(0)
-
-
-@register_kernel("AccumulatorApplyGradient", devices=("CPU",))
-def accumulator_apply_gradient(ctx, handle, local_step, grad):
-    acc = _accumulator(ctx)
-    g = np.asarray(grad, dtype=acc.dtype.as_numpy_dtype)
-    with acc.cond:
-        if int(local_step) < acc.global_step:
-            acc.dropped += 1
-            return None
-        if acc.shape is not None and not _fits(g.shape, acc.shape, False):
-            raise errors.InvalidArgumentError(None, ctx.op, f"Shape mismatch: expected {list(acc.shape)}, got "
-                                                            f"{list(g.shape)} for accumulator {acc.name}")
-        if acc.total is not None and acc.total.shape != g.shape:
-            raise errors.InvalidArgumentError(None, ctx.op, f"Shape mismatch: accumulated {list(acc.total.shape)}, "
-                                                            f"got {list(g.shape)} for accumulator {acc.name}")
-        acc.total = g.copy() if acc.total is None else acc.total + g
-        acc.count += 1
-        acc.cond.notify_all()
-    return None
-
-
-@register_kernel("AccumulatorTakeGradient", devices=("CPU",))
-def accumulator_take_gradient(ctx, handle, num_required):
-    acc = _accumulator(ctx)
-    need = int(num_required)
-    if need < 1:
-        raise errors.InvalidArgumentError(None, ctx.op, f"Argument num_required must be positive, got {need} "
-                                                        f"(accumulator {acc.name})")
-    with acc.cond:
-        _wait(acc, lambda: acc.count >= need, ctx, "take_grad")
-        avg = (acc.total / acc.count).astype(acc.dtype.as_numpy_dtype)
-        acc.total, acc.count = None, 0
-        acc.global_step += 1  # TF: a take bumps the accumulator's step, so gradients of the old step are stale
-        return avg
-
-
-@register_kernel("AccumulatorNumAccumulated", devices=("CPU",))
-def accumulator_num_accumulated(ctx, handle):
-    acc = _accumulator(ctx)
-    with acc.cond:
-        return np.int32(acc.count)
-
-
-@register_kernel("AccumulatorSetGlobalStep", devices=("CPU",))
-def accumulator_set_global_step(ctx, handle, new_global_step):
-    acc = _accumulator(ctx)
-    with acc.cond:
-        step = int(new_global_step)
-        if step < acc.global_step:
-            return None  # TF logs a warning and ignores a step that goes back
-        acc.global_step = step
-    return None

@@ -1,11 +1,11 @@
-"""Queues and accumulators: `tf.FIFOQueue`, `tf.RandomShuffleQueue`, `tf.PaddingFIFOQueue`, `tf.ConditionalAccumulator`.
+"""Queues: `tf.FIFOQueue`, `tf.RandomShuffleQueue`, `tf.PaddingFIFOQueue` (accumulators: `accumulator_ops.py`).
 
 Op definitions with their Python wrappers (kernels: `kernels/queue_kernels.py`).
 A queue is a stateful handle op (`QueueHandle`) whose kernel creates the queue
 in the session's resources; every queue op takes the handle as input (so the
 placer colocates it with the queue, e.g. on a ps) and names the queue in its
 `resource_name` attr. Blocking ops (enqueue on a full queue, dequeue on an
-empty one, take_grad) honour `RunOptions(timeout_in_ms=...)` and are cancelled
+empty one) honour `RunOptions(timeout_in_ms=...)` and are cancelled
 when the session closes.
 """
 from __future__ import annotations
@@ -13,9 +13,11 @@ from __future__ import annotations
 from .. import dtypes as _dtypes
 from ..default_graph import convert_to_tensor, get_default_graph
 from ..tensor_shape import TensorShape, as_shape, unknown_shape
+from .accumulator_ops import ConditionalAccumulator, ConditionalAccumulatorBase, SparseConditionalAccumulator  # noqa: F401
 from .common import NotDifferentiable, make_op, register_op, static_value
 
-__all__ = ["QueueBase", "FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue", "ConditionalAccumulator"]
+__all__ = ["QueueBase", "FIFOQueue", "RandomShuffleQueue", "PaddingFIFOQueue", "ConditionalAccumulator",
+           "ConditionalAccumulatorBase", "SparseConditionalAccumulator"]
 
 _SCALAR_INT = [(_dtypes.int32, TensorShape([]))]
 
@@ -41,8 +43,7 @@ def _many_shape(op):
     return _component_shapes(op, batch)
 
 
-for _t in ("QueueHandle", "AccumulatorHandle"):
-    register_op(_t, lambda op: _SCALAR_INT, stateful=True)
+register_op("QueueHandle", lambda op: _SCALAR_INT, stateful=True)
 register_op("QueueEnqueue", lambda op: [], stateful=True)
 register_op("QueueEnqueueMany", lambda op: [], stateful=True)
 register_op("QueueDequeue", lambda op: _component_shapes(op, False), stateful=True)
@@ -51,18 +52,25 @@ register_op("QueueDequeueUpTo", _many_shape, stateful=True)
 register_op("QueueClose", lambda op: [], stateful=True)
 register_op("QueueSize", lambda op: _SCALAR_INT, stateful=True)
 register_op("QueueIsClosed", lambda op: [(_dtypes.bool_, TensorShape([]))], stateful=True)
-register_op("AccumulatorApplyGradient", lambda op: [], stateful=True)
-register_op("AccumulatorTakeGradient", lambda op: [(op.get_attr("dtype"), op.get_attr("out_shape"))], stateful=True)
-register_op("AccumulatorNumAccumulated", lambda op: _SCALAR_INT, stateful=True)
-register_op("AccumulatorSetGlobalStep", lambda op: [], stateful=True)
-for _t in ("QueueHandle", "AccumulatorHandle", "QueueEnqueue", "QueueEnqueueMany", "QueueDequeue", "QueueDequeueMany",
-           "QueueDequeueUpTo", "QueueClose", "QueueSize", "QueueIsClosed", "AccumulatorApplyGradient",
-           "AccumulatorTakeGradient", "AccumulatorNumAccumulated", "AccumulatorSetGlobalStep"):
+for _t in ("QueueHandle", "QueueEnqueue", "QueueEnqueueMany", "QueueDequeue", "QueueDequeueMany", "QueueDequeueUpTo",
+           "QueueClose", "QueueSize", "QueueIsClosed"):
     NotDifferentiable(_t)
 
 
 def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _shape_list(shapes) -> list:
+    """TF's rule: a TensorShape, or a list of ints/None (`[]` included: a scalar), is one component's shape;
+    otherwise one shape per component."""
+    if isinstance(shapes, TensorShape):
+        return [shapes]
+    if not isinstance(shapes, (list, tuple)):
+        raise TypeError(f"shapes must be a TensorShape or a list or tuple of shapes, got {shapes!r}")
+    if all(d is None or isinstance(d, int) for d in shapes):
+        shapes = [shapes]
+    return [as_shape(s) for s in shapes]
 
 
 class QueueBase:
@@ -76,8 +84,7 @@ class QueueBase:
         self._single = not isinstance(dtypes, (list, tuple))
         self._dtypes = [_dtypes.as_dtype(d) for d in _as_list(dtypes)]
         if shapes is not None:
-            shapes = [as_shape(s) for s in _as_list(shapes)] if self._single is False or isinstance(shapes, list) \
-                else [as_shape(shapes)]
+            shapes = _shape_list(shapes)
             if len(shapes) != len(self._dtypes):
                 raise ValueError(f"Queue shapes must have the same length as dtypes ({len(shapes)} vs "
                                  f"{len(self._dtypes)})")
@@ -189,56 +196,3 @@ class RandomShuffleQueue(QueueBase):
         s1, s2 = get_seed(seed)
         super().__init__(capacity, dtypes, shapes, names, shared_name, name,
                          min_after_dequeue=int(min_after_dequeue), seed=s1 or 0, seed2=s2 or 0)
-
-
-class ConditionalAccumulator:
-    """`tf.ConditionalAccumulator`: averages gradients of the current step; stale ones are dropped."""
-
-    def __init__(self, dtype, shape=None, shared_name=None, name="conditional_accumulator",
-                 reduction_type="MEAN"):
-        if reduction_type != "MEAN":
-            raise NotImplementedError(f"ConditionalAccumulator reduction_type {reduction_type!r} (only MEAN)")
-        self._dtype = _dtypes.as_dtype(dtype)
-        self._shape = as_shape(shape) if shape is not None else unknown_shape()
-        self._attrs = {"dtype": self._dtype,
-                       "shape": tuple(self._shape.as_list()) if self._shape.ndims is not None else None,
-                       "out_shape": self._shape}
-        op = make_op("AccumulatorHandle", [], dict(self._attrs), name=name)
-        self._attrs["resource_name"] = shared_name or op.name
-        op._attrs["resource_name"] = self._attrs["resource_name"]
-        self._ref = op.outputs[0]
-        self._name = op.name
-        self._graph = op.graph
-
-    @property
-    def accumulator_ref(self):
-        return self._ref
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dtype(self):
-        return self._dtype
-
-    def _op(self, op_type, inputs=(), name=None):
-        with self._graph.colocate_with(self._ref.op):
-            return make_op(op_type, [self._ref] + list(inputs), dict(self._attrs), name=name,
-                           default_name=f"{self._name}_{op_type}")
-
-    def apply_grad(self, grad, local_step=0, name=None):
-        grad = convert_to_tensor(grad, dtype=self._dtype)
-        if not grad.shape.is_compatible_with(self._shape):
-            raise ValueError(f"Shape mismatch: accumulator {self._name} has shape {self._shape}, grad {grad.shape}")
-        return self._op("AccumulatorApplyGradient", [convert_to_tensor(local_step, dtype=_dtypes.int64), grad], name)
-
-    def take_grad(self, num_required, name=None):
-        return self._op("AccumulatorTakeGradient", [convert_to_tensor(num_required, dtype=_dtypes.int32)],
-                        name).outputs[0]
-
-    def num_accumulated(self, name=None):
-        return self._op("AccumulatorNumAccumulated", (), name).outputs[0]
-
-    def set_global_step(self, new_global_step, name=None):
-        return self._op("AccumulatorSetGlobalStep", [convert_to_tensor(new_global_step, dtype=_dtypes.int64)], name)

@@ -15,6 +15,7 @@ from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListen
                                       SessionRunHook, SessionRunValues, StepCounterHook, StopAtStepHook)
 from .session_manager import SessionManager
 from .supervisor import Supervisor
+from .sync_replicas_optimizer import SyncReplicasOptimizer
 from .monitored_session import (ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold,
                                 SessionCreator, SingularMonitoredSession, WorkerSessionCreator)
 from .adam import AdamOptimizer
@@ -49,7 +50,7 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "SecondOrStepTimer", "SessionRunArgs", "SessionRunContext", "SessionRunHook", "SessionRunValues",
            "StepCounterHook", "StopAtStepHook", "SessionManager", "ChiefSessionCreator", "MonitoredSession",
            "MonitoredTrainingSession", "Scaffold", "SessionCreator", "SingularMonitoredSession",
-           "WorkerSessionCreator", "Supervisor",
+           "WorkerSessionCreator", "Supervisor", "SyncReplicasOptimizer",
            "replica_device_setter", "GreedyLoadBalancingStrategy", "byte_size_load_fn", "ClusterSpec", "ClusterDef",
            "JobDef", "Server", "ServerDef",
            "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
