@@ -14,8 +14,6 @@ import pytest
 import tensorfleet as tf
 from tensorfleet_train.exit_codes import ExitCode
 
-HAS_SYNC = hasattr(tf.train, "SyncReplicasOptimizer")
-needs_sync = pytest.mark.skipif(not HAS_SYNC, reason="needs tf.train.SyncReplicasOptimizer (issue 11)")
 needs_server = pytest.mark.skipif(not hasattr(tf.train, "Server"),
                                   reason="needs the distributed runtime (tf.train.Server, issue 10)")
 DIGITS = ["--data", "digits", "--log-format", "json"]
@@ -35,14 +33,6 @@ def _tf_config(cluster, job, index):
     return {"cluster": cluster, "task": {"type": job, "index": index}, "environment": "cloud"}
 
 
-@pytest.mark.skipif(HAS_SYNC, reason="this tensorfleet has tf.train.SyncReplicasOptimizer")
-def test_sync_replicas_without_the_optimizer_is_a_permanent_bad_argument(launcher):
-    proc = launcher(["--model", "mnist-softmax", "--steps", "5", "--sync-replicas", *DIGITS])
-    assert proc.wait() == ExitCode.BAD_ARGUMENTS
-    assert "SyncReplicasOptimizer" in proc.events("exit")[0]["msg"]
-
-
-@needs_sync
 def test_single_process_sync_replicas_trains_to_exactly_the_target_step(launcher, tmp_path):
     proc = launcher(["--model", "mnist-softmax", "--steps", "150", "--log-every", "50", "--sync-replicas",
                      "--checkpoint-dir", str(tmp_path), *DIGITS])
@@ -54,7 +44,6 @@ def test_single_process_sync_replicas_trains_to_exactly_the_target_step(launcher
     assert proc.events("done")[0]["local_steps"] >= test["global_step"]   # a gradient for every update
 
 
-@needs_sync
 def test_sync_metrics_time_every_step_at_the_barrier_and_sigterm_stops_it(launcher):
     """One observation of the barrier wait per step (the token dequeue timed apart from the gradients), the
     stale counter served from the start; SIGTERM stops the chief and its queue runner (143)."""
@@ -77,7 +66,6 @@ def test_sync_metrics_time_every_step_at_the_barrier_and_sigterm_stops_it(launch
     assert ("tensorfleet_sync_stale_gradients_dropped_total", me) in scraped
 
 
-@needs_sync
 @needs_server
 def test_chief_ps_two_workers_sync_stop_at_the_target_step_and_release_the_ps(launcher, tmp_path):
     ps, chief_port, w0, w1 = _ports(4)
@@ -103,7 +91,6 @@ def test_chief_ps_two_workers_sync_stop_at_the_target_step_and_release_the_ps(la
     assert json.loads((tmp_path / "training_complete.json").read_text())["global_step"] == test["global_step"]
 
 
-@needs_sync
 @needs_server
 def test_backup_worker_gradients_are_dropped_and_counted(launcher, tmp_path):
     """2 of 3 replicas aggregated (one backup worker): every push is either taken (TF's take_grad averages all

@@ -2,8 +2,6 @@
 import json
 import re
 
-import pytest
-import tensorfleet as tf
 import yaml
 
 from local_helpers import ROOT, cli_env, read_yaml, tensorfleet, write_job
@@ -62,8 +60,6 @@ def test_02_ps_worker_async_trains_mnist_and_releases_the_ps(tmp_path):
     assert (tmp_path / 'ckpt' / 'training_complete.json').exists()
 
 
-@pytest.mark.skipif(not hasattr(tf.train, 'SyncReplicasOptimizer'),
-                    reason='needs tf.train.SyncReplicasOptimizer (issue 11)')
 def test_03_chief_ps_workers_sync_with_an_evaluator(tmp_path):
     """Sync replicas (3 gradients a step) with an evaluator that scores the chief's final checkpoint."""
     ckpt = tmp_path / 'ckpt'

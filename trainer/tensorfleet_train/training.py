@@ -144,9 +144,6 @@ class Trainer:
         queue runner applies them and hands out the tokens the replicas wait for."""
         if not self.args.sync_replicas:
             return None
-        if not hasattr(tf.train, "SyncReplicasOptimizer"):
-            raise LauncherExit(ExitCode.BAD_ARGUMENTS, "--sync-replicas: this tensorfleet build has no "
-                                                       "tf.train.SyncReplicasOptimizer yet (issue 11)")
         total = self.task.num_replicas
         aggregate = self.args.replicas_to_aggregate or total
 
