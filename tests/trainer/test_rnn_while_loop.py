@@ -38,6 +38,8 @@ def test_unknown_time_lstm_matches_numpy_for_different_lengths_in_one_graph():
             np.testing.assert_allclose(o, want_o, rtol=1e-12, atol=1e-15)
             np.testing.assert_allclose(s.c, want_c, rtol=1e-12, atol=1e-15)
             np.testing.assert_allclose(s.h, want_h, rtol=1e-12, atol=1e-15)
+        o, s = sess.run([out, state], {x: X[:, :0], lengths: [0, 0, 0]})  # no steps: empty outputs, initial state
+        assert o.shape == (3, 0, 4) and not s.c.any() and s.h.shape == (3, 4) and not s.h.any()
 
 
 def test_unknown_time_without_sequence_length_time_major_gru_and_initial_state():

@@ -172,8 +172,9 @@ def while_time_loop(cell, inputs, initial_state, sequence_length=None, dtype=Non
     input_tas = [TensorArray(x.dtype, size=time_steps, element_shape=x.shape[1:]).unstack(x)
                  for x in flat_inputs]
     flat_sizes = nest_flatten(cell.output_size) if not isinstance(cell.output_size, int) else [cell.output_size]
-    output_tas = [TensorArray(out_dtype, size=time_steps,
-                              element_shape=TensorShape([static_batch(batch_size)] + size_list(size)))
+    output_tas = [TensorArray(out_dtype, size=time_steps,  # preallocated: zeros past the loop, also 0 steps
+                              element_shape=TensorShape([static_batch(batch_size)] + size_list(size)),
+                              flow=zeros(join_ops.stack([time_steps, batch_size] + size_list(size)), dtype=out_dtype))
                   for size in flat_sizes]
     varscope = vs.get_variable_scope()
     calls = []
