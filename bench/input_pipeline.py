@@ -21,7 +21,8 @@ For the CPU-bound map it also prints, per contender, the process CPU time per st
 CPU/wall = the cores the contender actually got: two CPU-bound stages can overlap only as far as a second
 core is free, so on a shared machine the honest bound is max(t_step, t_input, (cpu_step + cpu_input) / cores
 obtained), printed as well, beside the load average before and after, and the cores two GIL-free numpy
-threads obtain before and after (what a perfect overlap could use at that moment).
+threads obtain before and after and as a contender interleaved with the others (`probe`: what a perfect
+overlap could use at that moment).
 Run: `python bench/input_pipeline.py [--seconds S] [--rounds R] [--map-matmuls K | --io-ms M]`.
 """
 from __future__ import annotations
@@ -130,6 +131,23 @@ def build(matmuls: int, io_ms: float = 0.0):
     return steps, sessions
 
 
+def probe_step(matmuls: int = 6):
+    """A contender that is two threads of GIL-free 784x784 matmuls: its CPU/wall is the cores free right then."""
+    a = np.random.RandomState(2).rand(784, 784).astype(np.float32)
+
+    def work():
+        for _ in range(matmuls):
+            a @ a
+
+    def step():
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    return step
+
+
 def probe_cores(seconds: float = 1.0) -> float:
     """CPU/wall of two threads doing GIL-free 784x784 matmuls: the cores this process can get right now."""
     a = np.random.RandomState(2).rand(784, 784).astype(np.float32)
@@ -172,6 +190,9 @@ def main(argv=None) -> int:
             acc[2] += 1
         return run
 
+    if args.io_ms <= 0:
+        steps["probe"] = probe_step()
+        cpu["probe"] = [0.0, 0.0, 0]
     try:
         rates = interleaved_rates({k: timed(k, fn) for k, fn in steps.items()}, seconds=args.seconds,
                                   rounds=args.rounds, chunk=args.chunk)
@@ -201,6 +222,9 @@ def main(argv=None) -> int:
     print(f"sequential / (step + input) = {t['sequential'] / total:.2f}")
     if args.io_ms <= 0:
         bound = max(slower, (cpu_ms["step_only"] + cpu_ms["input_only"]) / max(cores["prefetch"], 1e-9))
+        print(f"the GIL-free two-thread probe, interleaved with the contenders, obtained {cores['probe']:.2f} cores; "
+              f"the prefetch contender {cores['prefetch']:.2f} (ratio {cores['prefetch'] / cores['probe']:.2f}), "
+              f"step_only {cores['step_only']:.2f}, sequential {cores['sequential']:.2f}")
         print(f"CPU bound: both stages need {cpu_ms['step_only'] + cpu_ms['input_only']:.2f} ms CPU per step; "
               f"with the {cores['prefetch']:.2f} cores the prefetch contender obtained, no overlap can beat "
               f"{bound:.2f} ms/step: prefetch / that bound = {t['prefetch'] / bound:.2f}")
