@@ -3,7 +3,8 @@ session, and prefetching on a background thread so the input pipeline overlaps t
 
 Top of the trainer stack beside `train/`: it builds ops (iterator_ops), runs dataset functions in their own
 sessions (functions.py) and is exported as `tf.data`. Modules: structure (element nesting), dataset_ops
-(base + sources), transformations, prefetch, iterator_ops, functions, tfrecord_dataset, file_datasets.
+(base + sources), transformations, cache_dataset, prefetch, iterator_ops, functions, tfrecord_dataset,
+file_datasets.
 """
 import types as _types
 

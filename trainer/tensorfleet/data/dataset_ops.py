@@ -171,7 +171,7 @@ class Dataset:
         return SkipDataset(self, count)
 
     def cache(self, filename=""):
-        from .transformations import CacheDataset
+        from .cache_dataset import CacheDataset
         return CacheDataset(self, filename)
 
     def concatenate(self, dataset):

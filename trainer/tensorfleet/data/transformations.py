@@ -1,5 +1,5 @@
 """tf.data transformations: map (optionally on parallel threads), filter, batch, padded_batch, shuffle, repeat,
-take, skip, cache, concatenate, interleave / flat_map. (prefetch is in `prefetch.py`.)
+take, skip, concatenate, interleave / flat_map. (prefetch is in `prefetch.py`, cache in `cache_dataset.py`.)
 
 Each is a Dataset over an upstream one; `_iter(env)` pulls from the upstream iterator lazily. Semantics and
 error texts follow TF 1.15's dataset kernels (batch_dataset_op.cc, shuffle_dataset_op.cc, ...).
@@ -226,7 +226,7 @@ def _flat_like(spec, values):
     return [values]
 
 
-# -- shuffle / repeat / take / skip / cache / concatenate ---------------------------------
+# -- shuffle / repeat / take / skip / concatenate ---------------------------------
 class ShuffleDataset(_Unary):
     """`shuffle(buffer_size, seed=None, reshuffle_each_iteration=True)`: TF's algorithm (a buffer of
     `buffer_size` elements; each output is a uniformly chosen buffer slot, refilled from upstream).
@@ -319,26 +319,6 @@ class SkipDataset(_Unary):
             if n < 0 or i < n:
                 continue
             yield e
-
-
-class CacheDataset(_Unary):
-    """`cache()`: the first complete pass is kept in memory (per iterator) and later passes replay it."""
-
-    def __init__(self, input_dataset, filename=""):
-        super().__init__(input_dataset)
-        if filename:
-            raise NotImplementedError("Dataset.cache(filename) is not supported: cache() keeps elements in memory")
-
-    def _iter(self, env):
-        cached = env.caches.get(id(self))
-        if cached is not None:
-            yield from cached
-            return
-        seen = []
-        for e in self._input._iter(env):
-            seen.append(e)
-            yield e
-        env.caches[id(self)] = seen
 
 
 class ConcatenateDataset(Dataset):

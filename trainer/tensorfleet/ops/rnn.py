@@ -5,37 +5,22 @@ Sits in `ops/` above the cells (`rnn_cell_impl`, `rnn_cell_wrappers`) and `rever
 With `sequence_length`, every step past a sequence's length outputs zeros and copies the state through, so the
 final state is the one at each sequence's last valid step (TF's `_rnn_step`).
 
-dynamic_rnn's time loop is `unrolled_time_loop`: it unrolls over the time dimension known at graph-construction
-time (an unknown time dimension is an error naming the input). It has the contract of TF's `_dynamic_rnn_loop`
-(time-major inputs in, time-major outputs and the final state out), so a tf.while_loop version can replace it.
+dynamic_rnn's loop over time is `rnn_time_loops.time_loop` (TF's `_dynamic_rnn_loop` contract): unrolled when
+the time dimension is static, a tf.while_loop over TensorArrays when it is unknown.
 """
 from __future__ import annotations
 
 from .. import dtypes as _dtypes
-from ..graph import Tensor
-from . import comparison_ops, join_ops, math_ops
+from . import join_ops, math_ops
 from . import variable_scope as vs
-from .array_ops import convert_to_tensor, identity, shape as _shape, transpose, zeros
+from .array_ops import convert_to_tensor, identity, transpose
 from .reverse_sequence_op import reverse_sequence
 from .slicing_ops import reverse
-from .rnn_cell_impl import is_sequence, nest_flatten, nest_map, nest_pack, size_list
+from .rnn_cell_impl import is_sequence, nest_flatten, nest_map, nest_pack
 from .rnn_cell_wrappers import assert_like_rnncell
+from .rnn_time_loops import batch_size_of, infer_state_dtype, rnn_step, static_batch, time_loop, zero_output
 
-__all__ = ["static_rnn", "static_bidirectional_rnn", "dynamic_rnn", "bidirectional_dynamic_rnn",
-           "unrolled_time_loop"]
-
-
-def _infer_state_dtype(explicit_dtype, state):
-    if explicit_dtype is not None:
-        return _dtypes.as_dtype(explicit_dtype)
-    flat = nest_flatten(state)
-    if not flat or not all(isinstance(s, Tensor) for s in flat):
-        raise ValueError(f"Unable to infer dtype from empty state: {state}")
-    dtype = flat[0].dtype
-    if any(s.dtype != dtype for s in flat):
-        raise ValueError(f"State has tensors of different inferred_dtypes. Unable to infer a single "
-                         f"representative dtype. Dtypes: {[s.dtype for s in flat]}")
-    return dtype
+__all__ = ["static_rnn", "static_bidirectional_rnn", "dynamic_rnn", "bidirectional_dynamic_rnn"]
 
 
 def _initial_state(cell, initial_state, dtype, batch_size):
@@ -46,19 +31,6 @@ def _initial_state(cell, initial_state, dtype, batch_size):
     return cell.zero_state(batch_size, dtype)
 
 
-def _zero_output(cell, batch_size, static_batch, dtype):
-    def one(size):
-        inner = size_list(size)
-        if isinstance(batch_size, int):
-            out = zeros([batch_size] + inner, dtype=dtype)
-        else:
-            out = zeros(join_ops.stack([batch_size] + inner), dtype=dtype)
-        out.set_shape([static_batch] + inner)
-        return out
-
-    return nest_map(one, cell.output_size)
-
-
 def _sequence_length_arg(sequence_length):
     if sequence_length is None:
         return None
@@ -67,36 +39,6 @@ def _sequence_length_arg(sequence_length):
         raise ValueError(f"sequence_length must be a vector of length batch_size, but saw shape: "
                          f"{sequence_length.shape}")
     return identity(math_ops.cast(sequence_length, _dtypes.int32), name="sequence_length")
-
-
-def _rnn_step(time, sequence_length, zero_output, state, call_cell):
-    """One step; with sequence_length, batch entries with time >= length get zero output and the old state."""
-    new_output, new_state = call_cell()
-    if sequence_length is None:
-        return new_output, new_state
-    nest_map(lambda _a, _b: None, state, new_state)  # same structure, or ValueError
-    done = comparison_ops.greater_equal(time, sequence_length)
-
-    def copy_through(old, new):
-        if isinstance(new, Tensor) and new.shape.ndims == 0:
-            return new
-        out = comparison_ops.where(done, old, new)
-        out.set_shape(new.shape)
-        return out
-
-    return nest_map(copy_through, zero_output, new_output), nest_map(copy_through, state, new_state)
-
-
-def _batch_size(flat_inputs, batch_axis):
-    """The static batch size when any input knows it, else a scalar int32 tensor from the first input."""
-    for x in flat_inputs:
-        if x.shape.ndims is not None and x.shape.as_list()[batch_axis] is not None:
-            return x.shape.as_list()[batch_axis]
-    return _shape(flat_inputs[0])[batch_axis]
-
-
-def _static_batch(batch_size):
-    return batch_size if isinstance(batch_size, int) else None
 
 
 def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=None, scope=None):
@@ -117,16 +59,16 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
             if x.shape.ndims is not None and x.shape.as_list()[1] is None:
                 raise ValueError("Input size (second dimension of inputs[0]) must be accessible via shape "
                                  "inference, but saw value None.")
-        batch_size = _batch_size(first, 0)
+        batch_size = batch_size_of(first, 0)
         state = _initial_state(cell, initial_state, dtype, batch_size)
         sequence_length = _sequence_length_arg(sequence_length)
-        zero_output = None
+        zero_out = None
         if sequence_length is not None:
-            zero_output = _zero_output(cell, batch_size, _static_batch(batch_size), _infer_state_dtype(dtype, state))
+            zero_out = zero_output(cell, batch_size, static_batch(batch_size), infer_state_dtype(dtype, state))
         for time, input_ in enumerate(inputs):
             if time > 0:
                 varscope.reuse_variables()
-            output, state = _rnn_step(time, sequence_length, zero_output, state,
+            output, state = rnn_step(time, sequence_length, zero_out, state,
                                       lambda input_=input_, state=state: cell(input_, state))
             outputs.append(output)
     return outputs, state
@@ -184,77 +126,23 @@ def _transpose_batch_time(x):
     return out
 
 
-def _unknown_time_error(x) -> ValueError:
-    return ValueError(f"dynamic_rnn: the time dimension of input {x.name} (shape {x.shape}) is unknown at graph "
-                      f"construction. This runtime unrolls dynamic_rnn over a static number of time steps; "
-                      f"unknown-length sequences need tf.while_loop support. Give the input a static time "
-                      f"dimension (e.g. a placeholder of shape [batch, max_time, depth]).")
-
-
-def unrolled_time_loop(cell, inputs, initial_state, sequence_length=None, dtype=None):
-    """dynamic_rnn's loop over time, unrolled at graph-construction time (TF's `_dynamic_rnn_loop` contract).
-
-    inputs: time-major nested structure of [time, batch, depth...] tensors whose time dimension is static;
-    returns (outputs: time-major [time, batch, output...] tensors shaped like cell.output_size, final_state).
-    The cell shares its variables across steps (the enclosing variable scope is set to reuse after step 0).
-    A tf.while_loop implementation can replace this function without touching its callers.
-    """
-    flat_inputs = nest_flatten(inputs)
-    steps = None
-    for x in flat_inputs:
-        dims = x.shape.as_list() if x.shape.ndims is not None else None
-        if dims is None or len(dims) < 3:
-            raise ValueError(f"dynamic_rnn: input {x.name} must be [time, batch, depth] (time-major here), saw "
-                             f"shape {x.shape}")
-        if any(d is None for d in dims[2:]):
-            raise ValueError("Input size (depth of inputs) must be accessible via shape inference, but saw value "
-                             "None.")
-        if dims[0] is None:
-            raise _unknown_time_error(x)
-        if steps is not None and dims[0] != steps:
-            raise ValueError("Time steps is not the same for all the elements in the input in a batch.")
-        steps = dims[0]
-    if steps == 0:
-        raise ValueError("dynamic_rnn: inputs have zero time steps")
-    batch_size = _batch_size(flat_inputs, 1)
-    state = initial_state
-    zero_output = None
-    if sequence_length is not None:
-        zero_output = _zero_output(cell, batch_size, _static_batch(batch_size), _infer_state_dtype(dtype, state))
-    per_step = [join_ops.unstack(x, num=steps) for x in flat_inputs]
-    varscope = vs.get_variable_scope()
-    outputs = []
-    for time in range(steps):
-        if time > 0:
-            varscope.reuse_variables()
-        input_t = nest_pack(inputs, [col[time] for col in per_step])
-        output, state = _rnn_step(time, sequence_length, zero_output, state,
-                                  lambda input_t=input_t, state=state: cell(input_t, state))
-        outputs.append(output)
-    flat_outputs = [nest_flatten(o) for o in outputs]
-    stacked = [join_ops.stack([step[k] for step in flat_outputs]) for k in range(len(flat_outputs[0]))]
-    return nest_pack(outputs[0], stacked), state
-
-
 def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None, parallel_iterations=None,
                 swap_memory=False, time_major=False, scope=None):
     """`tf.nn.dynamic_rnn`: (outputs [batch, time, out] (or [time, batch, out] if time_major), final state).
 
-    The time dimension must be known when the graph is built (see `unrolled_time_loop`).
+    The time dimension may be unknown (a tf.while_loop then runs the steps, see `rnn_time_loops`);
+    `parallel_iterations` and `swap_memory` are passed to that loop (accepted, iterations run one after another).
     """
     assert_like_rnncell("cell", cell)
     with vs.variable_scope(scope or "rnn"):
         flat_input = [convert_to_tensor(x) for x in nest_flatten(inputs)]
-        for x in flat_input:
-            if x.shape.ndims is not None and x.shape.ndims >= 2 and x.shape.as_list()[0 if time_major else 1] is None:
-                raise _unknown_time_error(x)
         if not time_major:
             flat_input = [_transpose_batch_time(x) for x in flat_input]
         for x in flat_input:
             if x.shape.ndims is None:
                 raise ValueError(f"dynamic_rnn needs inputs of known rank, but {x.name} has unknown shape")
         sequence_length = _sequence_length_arg(sequence_length)
-        batch_size = _batch_size(flat_input, 1)
+        batch_size = batch_size_of(flat_input, 1)
         if sequence_length is not None and isinstance(batch_size, int):
             n = sequence_length.shape.as_list()[0] if sequence_length.shape.ndims == 1 else None
             if n is not None and n != batch_size:
@@ -262,7 +150,8 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
                                  f"[{n}]")
         state = _initial_state(cell, initial_state, dtype, batch_size)
         inputs_tm = nest_pack(inputs, flat_input)
-        outputs, final_state = unrolled_time_loop(cell, inputs_tm, state, sequence_length, dtype)
+        outputs, final_state = time_loop(cell, inputs_tm, state, sequence_length, dtype, parallel_iterations,
+                                          swap_memory)
         if not time_major:
             outputs = nest_map(_transpose_batch_time, outputs)
         return outputs, final_state
@@ -285,14 +174,16 @@ def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None, in
     with vs.variable_scope(scope or "bidirectional_rnn"):
         with vs.variable_scope("fw") as fw_scope:
             output_fw, state_fw = dynamic_rnn(cell_fw, inputs, sequence_length=sequence_length,
-                                              initial_state=initial_state_fw, dtype=dtype, time_major=time_major,
-                                              scope=fw_scope)
+                                              initial_state=initial_state_fw, dtype=dtype,
+                                              parallel_iterations=parallel_iterations, swap_memory=swap_memory,
+                                              time_major=time_major, scope=fw_scope)
         with vs.variable_scope("bw") as bw_scope:
             lengths = _sequence_length_arg(sequence_length)
             inputs_reverse = nest_map(lambda x: _reverse(convert_to_tensor(x), lengths), inputs)
             tmp, state_bw = dynamic_rnn(cell_bw, inputs_reverse, sequence_length=sequence_length,
-                                        initial_state=initial_state_bw, dtype=dtype, time_major=time_major,
-                                        scope=bw_scope)
+                                        initial_state=initial_state_bw, dtype=dtype,
+                                        parallel_iterations=parallel_iterations, swap_memory=swap_memory,
+                                        time_major=time_major, scope=bw_scope)
     output_bw = nest_map(lambda x: _reverse(x, lengths), tmp)
     return (output_fw, output_bw), (state_fw, state_bw)
 
