@@ -15,7 +15,7 @@ placeholder per incoming output gradient:
 """
 from __future__ import annotations
 
-from . import autodiff
+from . import autodiff, errors
 from .func_graph import Function
 from .graph import Operation
 from .op_registry import register_gradient
@@ -65,6 +65,7 @@ def _while_grad(op: Operation, *grads):
         return [None] * len(op.inputs)
     body = op.get_attr("body")
     body_grad = grad_function(body, dv, dv + [n + j for j in dc], "body_grad")
+    _refuse_redrawn_randomness(op, body_grad)
     wrt = [loop_vars[k] for k in dv] + [caps[j] for j in dc]
     shape_only = _shape_only_inputs(body_grad, n)
     attrs = {"cond": op.get_attr("cond"), "body": body, "body_grad": body_grad, "num_vars": n,
@@ -81,10 +82,12 @@ def _while_grad(op: Operation, *grads):
     return out
 
 
-def _shape_only_inputs(fn: Function, n: int) -> tuple:
-    """Loop variables (of the first `n` inputs) whose value the gradient function never reads, only its shape:
-    the map_fn/scan accumulators, read by LoopAccumulatorWriteGrad alone. WhileGrad stores a zero-size stand-in
-    of their shape per iteration instead of a copy (memory O(iterations x row), not O(iterations^2 x row))."""
+#: ops whose values a recomputation would redraw (WhileGrad replays the body: its random numbers would differ)
+RANDOM_OP_TYPES = frozenset({"RandomStandardNormal", "TruncatedNormal", "RandomUniform", "RandomUniformInt",
+                             "Multinomial", "Dropout", "RandomShuffle"})
+
+
+def _needed_ops(fn: Function) -> set:
     needed: set = set()
     stack = [t.op for t in fn.outputs]
     while stack:
@@ -93,6 +96,27 @@ def _shape_only_inputs(fn: Function, n: int) -> tuple:
             needed.add(op)
             stack.extend(t.op for t in op.inputs)
             stack.extend(op.control_inputs)
+    return needed
+
+
+def _refuse_redrawn_randomness(op: Operation, body_grad: Function) -> None:
+    """WhileGrad recomputes the body from the stored loop variables; a random op the gradient reads (dropout's
+    mask) would draw new numbers there, giving a gradient that does not match the forward pass. Refuse loudly
+    rather than train on a wrong gradient."""
+    drawn = sorted(o.name for o in _needed_ops(body_grad) if o.type in RANDOM_OP_TYPES)
+    if drawn:
+        raise errors.UnimplementedError(
+            None, op, f"Gradient of the while loop '{op.name}': its body draws random numbers ({', '.join(drawn)}) "
+            "that the gradient needs; the loop's gradient recomputes the body and would draw different ones. "
+            "Unroll the loop instead (e.g. dynamic_rnn with a static time dimension), or move the random op out "
+            "of the loop body.")
+
+
+def _shape_only_inputs(fn: Function, n: int) -> tuple:
+    """Loop variables (of the first `n` inputs) whose value the gradient function never reads, only its shape:
+    the map_fn/scan accumulators, read by LoopAccumulatorWriteGrad alone. WhileGrad stores a zero-size stand-in
+    of their shape per iteration instead of a copy (memory O(iterations x row), not O(iterations^2 x row))."""
+    needed = _needed_ops(fn)
     out = []
     for k in range(n):
         ph = fn.inputs[k]
