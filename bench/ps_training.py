@@ -87,7 +87,8 @@ def _config(tf, device_filters=None):
 
 
 def task_main(impl: str, cluster: dict, job: str, index: int, seconds: float, sync: int) -> None:
-    """One task process: the ps serves; a worker warms up, waits for GO on stdin, trains, prints STEPS."""
+    """One task process: the ps serves; a worker warms up (stepping on until GO on stdin), counts its steps for
+    `seconds`, prints them, and steps on (uncounted) until END."""
     tf = _import(impl)
     spec = tf.train.ClusterSpec(cluster)
     server = tf.train.Server(spec, job_name=job, task_index=index, config=_config(tf))
@@ -112,11 +113,19 @@ def task_main(impl: str, cluster: dict, job: str, index: int, seconds: float, sy
             sess.run(init)
         while len(sess.run(ready)):
             time.sleep(0.05)
-    for i in range(30):
-        xs, ys = batches[i % len(batches)]
+    # stdin: GO, then END. A worker never stops stepping until END (the steps before GO and after its
+    # count are just not counted): a sync step needs the other worker's gradients, so a worker that waited
+    # idle (for GO, or after counting) would block the other forever; and async, both run under the same load
+    go = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.readline(), go.set(), sys.stdin.readline(), os._exit(0)),
+                     daemon=True).start()
+    steps = 0
+    while steps < 30 or not go.is_set():
+        if steps == 30:
+            print("WARM", flush=True)
+        xs, ys = batches[steps % len(batches)]
         sess.run(train_op, {x: xs, y: ys})
-    print("WARM", flush=True)
-    sys.stdin.readline()   # GO
+        steps += 1
     steps, start = 0, time.perf_counter()
     gs0 = int(sess.run(global_step))
     while time.perf_counter() - start < seconds:
@@ -126,10 +135,7 @@ def task_main(impl: str, cluster: dict, job: str, index: int, seconds: float, sy
     elapsed = time.perf_counter() - start
     gs1 = int(sess.run(global_step))
     print(json.dumps({"steps": steps, "seconds": elapsed, "global_steps": gs1 - gs0}), flush=True)
-    # keep training (uncounted) until END: the other worker is still counting under the same load, and a
-    # sync step of the other worker needs this one's gradients (it would block forever otherwise)
-    threading.Thread(target=lambda: (sys.stdin.readline(), os._exit(0)), daemon=True).start()
-    while True:
+    while True:   # uncounted, until END (os._exit from the stdin thread)
         xs, ys = batches[steps % len(batches)]
         sess.run(train_op, {x: xs, y: ys})
         steps += 1
