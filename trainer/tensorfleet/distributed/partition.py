@@ -50,7 +50,9 @@ def prune(fetches, feeds, targets) -> list:
             continue
         needed.add(op)
         stack.extend(t.op for t in op.inputs if t not in fed and t.op not in needed)
-        stack.extend(c for c in op.control_inputs if c not in needed)
+        # a fed placeholder's control edges are satisfied by the feed (TF's FeedInputs rewrite; executor.ordering)
+        stack.extend(c for c in op.control_inputs if c not in needed and not (
+            c.type in ("Placeholder", "PlaceholderV2") and c.outputs and c.outputs[0] in fed))
     return sorted(needed, key=lambda o: o._id)
 
 

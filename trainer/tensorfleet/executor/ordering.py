@@ -34,12 +34,18 @@ def prune(fetch_ops: Sequence[Operation], fed: set) -> list:
             state[op] = 1
             stack.append((op, True))
             for c in reversed(op._control_inputs):
-                if not state.get(c):
+                if not state.get(c) and not _fed_placeholder(c, fed):
                     stack.append((c, False))
             for t in reversed(op._inputs):
                 if t not in fed and not state.get(t._op):
                     stack.append((t._op, False))
     return order
+
+
+def _fed_placeholder(op: Operation, fed: set) -> bool:
+    """A control dependency on a fed placeholder is satisfied by the feed (TF's FeedInputs rewrite replaces the
+    placeholder's control edges with ones from the feed; it is not run, so it does not ask for a value)."""
+    return op.type in ("Placeholder", "PlaceholderV2") and bool(op._outputs) and op._outputs[0] in fed
 
 
 def order(ops: list, fed: set) -> list:
