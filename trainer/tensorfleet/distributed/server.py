@@ -1,4 +1,4 @@
-"""`tf.train.Server`: one task's master and worker services on one gRPC port (+ an optional bulk port).
+"""`tf.train.Server`: one task's master and worker services on one port (gRPC and bulk frames).
 
 What a ps, worker or chief process runs. The server binds exactly the address its
 own task has in the cluster spec:
@@ -10,12 +10,14 @@ Without `TENSORFLEET_RPC_TOKEN` a server is local-only: it refuses a non-loopbac
 (`ValueError` naming the variable). With it, every call must carry the token, or it is
 answered `UNAUTHENTICATED` and nothing runs.
 
-Beside the gRPC port the server listens on a bulk port (same host, ephemeral port,
-reported by GetStatus; `TENSORFLEET_BULK=0` turns it off) that carries the same calls
-as raw frames (`wire`), about 3x faster than grpc-python for tensors and 5x for small
-calls on these machines. Clients fall back to gRPC when it is off or unreachable.
+The spec's port also carries the bulk path (`one_port`: each connection is sniffed; the
+HTTP/2 preface goes to grpcio on a private Unix socket, anything else is raw frames, `wire`),
+about 3x faster than grpc-python for tensors and 5x for small calls on these machines;
+GetStatus advertises it (`TENSORFLEET_BULK=0` turns it off). Under TLS, or with
+`TENSORFLEET_SINGLE_PORT=0`, grpcio listens on the spec's port itself and the bulk path on
+an ephemeral port. Clients fall back to gRPC when the bulk path is off or unreachable.
 Malformed, oversize or unknown calls get a clear status and the server keeps serving.
-The gRPC handler is `grpc_handler.GrpcHandler`; the bulk port is served here.
+The method table is `service_methods.Methods`, the gRPC handler `grpc_handler.GrpcHandler`.
 """
 from __future__ import annotations
 
@@ -35,12 +37,13 @@ from google.protobuf.message import DecodeError
 
 from .. import errors
 from ..config import ConfigProto
-from . import rpc_accounting, rpc_errors, shutdown, wire
-from .client import TOKEN_ENV, _attach, _metas_of, job_token, payload_nbytes, split_address
+from . import one_port, rpc_errors, shutdown, wire
+from .client import TOKEN_ENV, _attach, job_token, split_address
 from .cluster import ClusterSpec, server_def_parts
 from .grpc_handler import GrpcHandler
 from .master import Master
 from .protos import cluster_pb2, service_pb2
+from .service_methods import Methods
 from .tls import tls_from_env
 from .worker import WorkerService
 
@@ -66,107 +69,6 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def _after(fn, args: tuple, response):
-    """Calls `fn(*args)` for its effect; -> (response, no tensors)."""
-    fn(*args)
-    return response, []
-
-
-class _Methods:
-    """Typed handlers of both services: name -> (request type, fn(request, tensors) -> (response, tensors))."""
-
-    def __init__(self, worker: WorkerService, master: Master, bulk_port_fn, shutdown_fn):
-        W, M = "WorkerService", "MasterService"
-        pb = service_pb2
-        self.table = {
-            f"{W}/GetStatus": (pb.GetStatusRequest, lambda r, t: (self._status(bulk_port_fn()), [])),
-            f"{W}/RegisterGraph": (pb.RegisterGraphRequest, lambda r, t: (pb.RegisterGraphResponse(
-                graph_handle=worker.register_graph(r.graph_def, r.feed, r.fetch, r.target, r.allow_soft_placement,
-                                                   r.log_device_placement)), [])),
-            f"{W}/DeregisterGraph": (pb.DeregisterGraphRequest, lambda r, t: _after(
-                worker.deregister_graph, (r.graph_handle,), pb.DeregisterGraphResponse())),
-            f"{W}/RunGraph": (pb.RunGraphRequest, self._run_graph),
-            f"{W}/CleanupStep": (pb.CleanupStepRequest, lambda r, t: _after(
-                worker.cleanup_step, (r.step_id,), pb.CleanupStepResponse())),
-            f"{W}/Reset": (pb.ResetRequest, lambda r, t: _after(
-                worker.reset, (list(r.container),), pb.ResetResponse())),
-            f"{W}/Shutdown": (pb.ShutdownRequest, lambda r, t: _after(
-                shutdown_fn, (r.reason, r.exit_code, r.keep_serving), pb.ShutdownResponse())),
-            f"{M}/CreateSession": (pb.CreateSessionRequest, lambda r, t: (pb.CreateSessionResponse(
-                session_handle=master.create_session_from_proto(r.graph_def, r.options)), [])),
-            f"{M}/ExtendSession": (pb.ExtendSessionRequest, lambda r, t: _after(
-                master.extend_session, (r.session_handle, r.graph_def), pb.ExtendSessionResponse())),
-            f"{M}/RunStep": (pb.RunStepRequest, self._run_step),
-            f"{M}/CloseSession": (pb.CloseSessionRequest, lambda r, t: _after(
-                master.close_session, (r.session_handle,), pb.CloseSessionResponse())),
-            f"{M}/ListDevices": (pb.ListDevicesRequest, lambda r, t: (self._devices(master, r.session_handle), [])),
-            f"{M}/Reset": (pb.ResetRequest, lambda r, t: _after(
-                master.reset, (list(r.container),), pb.ResetResponse())),
-        }
-        self.worker, self.master = worker, master
-        self.streaming = {f"{W}/RunGraph", f"{M}/RunStep"}
-        #: time.monotonic() of the last call started or finished, and how many are being served (an idle
-        #: ps exits after a timeout: shutdown.py)
-        self.last_call = time.monotonic()
-        self.in_flight = 0
-        self._count_lock = threading.Lock()
-
-    def _status(self, endpoints: tuple):
-        bulk_port, local_socket = endpoints
-        resp = service_pb2.GetStatusResponse(bulk_port=bulk_port, task=self.worker.task_name,
-                                             incarnation=self.worker.incarnation, local_socket=local_socket)
-        for name, dtype, mem in self.worker.device_names():
-            resp.device.add(name=name, device_type=dtype, memory_limit=mem)
-        return resp
-
-    def _run_graph(self, r, tensors):
-        out = self.worker.run_graph(r.graph_handle, r.step_id, dict(tensors), [(x.feed, x.key) for x in r.local],
-                                    list(r.keep), r.end_of_step, list(r.keep_returned), r.timeout_ms)
-        return service_pb2.RunGraphResponse(), list(out.items())
-
-    def _run_step(self, r, tensors):
-        values = self.master.run_step_by_name(r.session_handle, tensors, list(r.fetch), list(r.target),
-                                              r.timeout_ms)
-        return service_pb2.RunStepResponse(), list(zip(r.fetch, values, strict=True))
-
-    @staticmethod
-    def _devices(master, handle):
-        resp = service_pb2.ListDevicesResponse()
-        for name, dtype, mem in master.list_devices(handle):
-            resp.device.add(name=name, device_type=dtype, memory_limit=mem)
-        return resp
-
-    def dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits) -> tuple:
-        """-> (response message, [(name, array)]); raises tf.errors for every failure."""
-        with self._count_lock:
-            self.in_flight += 1
-        try:
-            return self._dispatch(method, request_bytes, payload, limits)
-        finally:
-            with self._count_lock:
-                self.in_flight -= 1
-                self.last_call = time.monotonic()
-
-    def _dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits) -> tuple:
-        entry = self.table.get(method)
-        if entry is None:
-            raise errors.UnimplementedError(None, None, f"Unknown method {method!r}")
-        req_type, fn = entry
-        try:
-            request = req_type.FromString(request_bytes)
-        except DecodeError as e:
-            raise errors.InvalidArgumentError(None, None, f"{method}: malformed {req_type.__name__}: {e}") from None
-        tensors = wire.unpack(_metas_of(request), payload, limits, method) if payload is not None else []
-        return fn(request, tensors)
-
-    @staticmethod
-    def account(method: str, request_bytes: bytes, payload, response, payload_bytes: int) -> None:
-        """One call served, counted as on the wire (after the reply's tensor metadata is attached)."""
-        if rpc_accounting.observing():
-            rpc_accounting.observe("unknown", method.rsplit("/", 1)[-1], "server",
-                                   response.ByteSize() + payload_bytes, len(request_bytes) + payload_nbytes(payload))
 
 
 class Server:
@@ -201,10 +103,12 @@ class Server:
         self._bulk_port = 0
         self._local_sock: Optional[socket.socket] = None
         self._local_name = ""
+        self._shared_sock: Optional[socket.socket] = None  # single-port mode: gRPC and bulk (one_port.py)
+        self._grpc_unix: Optional[one_port.InternalGrpcSocket] = None
         self._conns: set = set()
         self._worker = WorkerService(job_name, task_index, config)
         self._master = Master(self)
-        self._methods = _Methods(self._worker, self._master, lambda: (self._bulk_port, self._local_name),
+        self._methods = Methods(self._worker, self._master, lambda: (self._bulk_port, self._local_name),
                                  self._shutdown_requested)
         self.exit_code: Optional[int] = None
         self.shutdown_reason = ""
@@ -227,9 +131,12 @@ class Server:
     def start(self) -> None:
         if self._started:
             return
-        self._start_grpc()
-        if self._bulk_enabled():
-            self._start_bulk()
+        if one_port.single_port_enabled(self._tls):
+            self._start_single_port()
+        else:
+            self._start_grpc()
+            if self._bulk_enabled():
+                self._start_bulk()
         self._started = True
         with _LOCAL_LOCK:
             _LOCAL_SERVERS[self._port] = self
@@ -279,7 +186,9 @@ class Server:
                 del _LOCAL_SERVERS[self._port]
         if self._grpc is not None:
             self._grpc.stop(grace=0.5)
-        for listener in (self._bulk_sock, self._local_sock):
+        if self._grpc_unix is not None:
+            self._grpc_unix.remove()
+        for listener in (self._shared_sock, self._bulk_sock, self._local_sock):
             if listener is not None:
                 _close(listener)
         for c in list(self._conns):
@@ -327,7 +236,31 @@ class Server:
     def _bulk_enabled(self) -> bool:
         return os.environ.get("TENSORFLEET_BULK", "1") != "0"
 
-    def _start_grpc(self) -> None:
+    def _start_single_port(self) -> None:
+        """One TCP listener on the spec's address for gRPC and bulk; grpcio itself on a private Unix socket."""
+        try:
+            sock = one_port.bind_listener(self._bind, self._port)
+        except OSError as e:
+            raise errors.UnavailableError(None, None, f"Could not bind {self._bind}:{self._port} for task "
+                                                      f"{self.task_name}: {e}") from None
+        if self._port == 0:
+            self._port = sock.getsockname()[1]
+            self._cluster = self._cluster.with_address(self._job, self._task, f"{self._host}:{self._port}")
+        self._grpc_unix = one_port.InternalGrpcSocket()
+        try:
+            self._start_grpc(self._grpc_unix.grpc_address)
+        except BaseException:
+            sock.close()
+            self._grpc_unix.remove()
+            raise
+        self._shared_sock = sock
+        if self._bulk_enabled():
+            self._bulk_port = self._port
+            self._start_local()
+        threading.Thread(target=self._accept_loop, args=(sock,), name=f"tf-accept-{self._port}",
+                         daemon=True).start()
+
+    def _start_grpc(self, internal_address: str = "") -> None:
         opts = [("grpc.max_send_message_length", self._limits.grpc_message_bytes),
                 ("grpc.max_receive_message_length", self._limits.grpc_message_bytes),
                 ("grpc.so_reuseport", 0),
@@ -338,7 +271,9 @@ class Server:
         server.add_generic_rpc_handlers((GrpcHandler(self),))
         host = f"[{self._bind}]" if ":" in self._bind else self._bind
         try:
-            if self._tls is not None:
+            if internal_address:
+                port = server.add_insecure_port(internal_address)
+            elif self._tls is not None:
                 port = server.add_secure_port(f"{host}:{self._port}", self._tls.grpc_server_credentials())
             else:
                 port = server.add_insecure_port(f"{host}:{self._port}")
@@ -348,7 +283,7 @@ class Server:
         if not port:
             raise errors.UnavailableError(None, None, f"Could not bind {host}:{self._port} for task "
                                                       f"{self.task_name}")
-        if self._port == 0:
+        if self._port == 0 and not internal_address:
             self._port = port
             self._cluster = self._cluster.with_address(self._job, self._task, f"{self._host}:{port}")
         server.start()
@@ -364,6 +299,9 @@ class Server:
         self._bulk_port = sock.getsockname()[1]
         threading.Thread(target=self._accept_loop, args=(sock,), name=f"tf-bulk-accept-{self._port}",
                          daemon=True).start()
+        self._start_local()
+
+    def _start_local(self) -> None:
         if sys.platform.startswith("linux") and os.environ.get("TENSORFLEET_LOCAL_SOCKET", "1") != "0" \
                 and self._tls is None:
             # same-host fast path: an abstract Unix socket (per network namespace, so pods never share one)
@@ -388,12 +326,23 @@ class Server:
             if conn.family != socket.AF_UNIX:
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._conns.add(conn)
-            threading.Thread(target=self._serve_bulk, args=(conn,), name="tf-bulk-conn", daemon=True).start()
+            threading.Thread(target=self._serve_bulk, args=(conn, listener is self._shared_sock),
+                             name="tf-bulk-conn", daemon=True).start()
 
     def _token_ok(self, given: str) -> bool:
         return not self._token or hmac.compare_digest(given.encode(), self._token.encode())
 
-    def _serve_bulk(self, conn: socket.socket) -> None:
+    def _serve_bulk(self, conn: socket.socket, shared: bool = False) -> None:
+        if shared:  # the spec's port: gRPC (HTTP/2 preface) goes to grpcio, anything else is bulk
+            first = one_port.sniff(conn)
+            if one_port.is_grpc(first) or not first or not self._bulk_enabled():
+                try:
+                    if one_port.is_grpc(first) and self._grpc_unix is not None:
+                        one_port.proxy(conn, self._grpc_unix.path)
+                finally:
+                    self._conns.discard(conn)
+                    _close(conn)
+                return
         try:
             if self._tls is not None and conn.family != socket.AF_UNIX:
                 self._conns.discard(conn)
