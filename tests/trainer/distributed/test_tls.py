@@ -51,6 +51,11 @@ def test_a_step_runs_over_mutual_tls(cluster_procs, local_servers, tls_files, mo
         y = tf.reduce_sum(x * 2.0)
     with tf.Session(server.target) as sess:
         assert sess.run(y, {x: np.arange(5, dtype=np.float32)}) == 20.0
+    secure = RpcClient(c.spec["ps"][0], "WorkerService", "/job:ps/replica:0/task:0")
+    bulk_port = secure.call("GetStatus", pb.GetStatusRequest(), pb.GetStatusResponse, timeout=10)[0].bulk_port
+    secure.close()
+    # under TLS gRPC and bulk cannot be told apart by their first bytes: the two-port mode stays
+    assert bulk_port == 0 if bulk == "0" else bulk_port not in (0, int(c.spec["ps"][0].rsplit(":", 1)[1]))
     for k in tls_files:
         monkeypatch.delenv(k)
     plain = RpcClient(c.spec["ps"][0], "WorkerService", "/job:ps/replica:0/task:0")

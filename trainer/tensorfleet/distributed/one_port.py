@@ -4,7 +4,7 @@ Used by `server.Server` (single-port mode, the default without TLS): the server 
 listener on its task's address; each accepted connection is sniffed by its first bytes.
 The HTTP/2 client preface (`PRI * HTTP/2.0...`, what every gRPC client sends first) means a
 gRPC connection: its bytes are pumped both ways to the server's internal grpcio server, which
-listens on a private Unix socket in a 0700 temporary directory. Anything else is the bulk
+listens on a private Unix socket (`InternalGrpcSocket`). Anything else is the bulk
 protocol (`wire` frames start with `TFB1`; garbage is answered INVALID_ARGUMENT there), served
 as on the old separate bulk port. So a pod needs only its declared port (2222).
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -56,19 +57,23 @@ def bind_listener(bind: str, port: int) -> socket.socket:
 
 
 class InternalGrpcSocket:
-    """A private Unix socket path (0700 temporary directory) for the internal grpcio server."""
+    """Where the internal grpcio server listens. On Linux an abstract Unix socket (per network namespace,
+    gone with the process even when it is killed; reachable by no one who could not reach the TCP port
+    itself, and grpcio still checks the token); elsewhere a socket file in a 0700 temporary directory."""
 
-    def __init__(self):
-        self.directory = tempfile.mkdtemp(prefix="tensorfleet-grpc-")
-        os.chmod(self.directory, 0o700)
-        self.path = os.path.join(self.directory, "grpc.sock")
-
-    @property
-    def grpc_address(self) -> str:
-        return "unix:" + self.path
+    def __init__(self, name: str):
+        self.directory = ""
+        if sys.platform.startswith("linux"):
+            self.grpc_address, self.path = "unix-abstract:" + name, "\0" + name
+        else:
+            self.directory = tempfile.mkdtemp(prefix="tensorfleet-grpc-")
+            os.chmod(self.directory, 0o700)
+            self.path = os.path.join(self.directory, "grpc.sock")
+            self.grpc_address = "unix:" + self.path
 
     def remove(self) -> None:
-        shutil.rmtree(self.directory, ignore_errors=True)
+        if self.directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def sniff(conn: socket.socket) -> bytes:

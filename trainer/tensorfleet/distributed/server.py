@@ -246,7 +246,8 @@ class Server:
         if self._port == 0:
             self._port = sock.getsockname()[1]
             self._cluster = self._cluster.with_address(self._job, self._task, f"{self._host}:{self._port}")
-        self._grpc_unix = one_port.InternalGrpcSocket()
+        self._grpc_unix = one_port.InternalGrpcSocket(
+            f"tensorfleet-grpc-{os.getpid()}-{self._port}-{self._worker.incarnation:x}")
         try:
             self._start_grpc(self._grpc_unix.grpc_address)
         except BaseException:
