@@ -6,11 +6,11 @@ launcher's own log lines.
 """
 import json
 import signal
-import socket
 import time
 
 import pytest
 import tensorfleet as tf
+from launcher_helpers import free_ports, tf_config
 from tensorfleet_train.exit_codes import ExitCode
 
 pytestmark = pytest.mark.skipif(not hasattr(tf.train, "Server"),
@@ -23,29 +23,15 @@ def _event(name):
     return lambda line: line.startswith("{") and json.loads(line).get("event") == name
 
 
-def _ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
-def _tf_config(cluster, job, index):
-    return {"cluster": cluster, "task": {"type": job, "index": index}, "environment": "cloud"}
-
-
 def test_ps_and_two_workers_started_before_it_train_and_all_exit_0(launcher, tmp_path):
-    ps, w0, w1 = _ports(3)
+    ps, w0, w1 = free_ports(3)
     cluster = {"ps": [f"127.0.0.1:{ps}"], "worker": [f"127.0.0.1:{w0}", f"127.0.0.1:{w1}"]}
     args = ["--model", "mnist-mlp", "--steps", "400", "--log-every", "50", *DIGITS]
-    chief = launcher([*args, "--checkpoint-dir", str(tmp_path / "ckpt")], tf_config=_tf_config(cluster, "worker", 0))
-    other = launcher(args, tf_config=_tf_config(cluster, "worker", 1))
+    chief = launcher([*args, "--checkpoint-dir", str(tmp_path / "ckpt")], tf_config=tf_config(cluster, "worker", 0))
+    other = launcher(args, tf_config=tf_config(cluster, "worker", 1))
     for worker in (chief, other):   # both wait for the ps, which is not there yet
         assert json.loads(worker.wait_for(_event("peer_missing")))["peer"] == "ps:0"
-    ps_proc = launcher(args, tf_config=_tf_config(cluster, "ps", 0))
+    ps_proc = launcher(args, tf_config=tf_config(cluster, "ps", 0))
     assert chief.wait() == 0, chief.output
     assert other.wait() == 0, other.output
     assert ps_proc.wait() == 0, ps_proc.output   # released by the chief once both workers finished
@@ -59,12 +45,12 @@ def test_ps_and_two_workers_started_before_it_train_and_all_exit_0(launcher, tmp
 
 
 def test_worker_only_cluster_shares_the_chiefs_variables(launcher):
-    w0, w1 = _ports(2)
+    w0, w1 = free_ports(2)
     cluster = {"worker": [f"127.0.0.1:{w0}", f"127.0.0.1:{w1}"]}
     args = ["--model", "mnist-softmax", "--steps", "300", "--log-every", "50", *DIGITS]
-    other = launcher(args, tf_config=_tf_config(cluster, "worker", 1))
+    other = launcher(args, tf_config=tf_config(cluster, "worker", 1))
     assert json.loads(other.wait_for(_event("peer_missing")))["peer"] == "worker:0"
-    chief = launcher(args, tf_config=_tf_config(cluster, "worker", 0))
+    chief = launcher(args, tf_config=tf_config(cluster, "worker", 0))
     assert chief.wait() == 0, chief.output
     assert other.wait() == 0, other.output
     # worker 1 trains the variables held by worker 0: it finishes at the same global step
@@ -72,12 +58,12 @@ def test_worker_only_cluster_shares_the_chiefs_variables(launcher):
 
 
 def test_sigterm_in_a_cluster_chief_checkpoints_ps_exits_143(launcher, tmp_path):
-    ps, chief_port, w0 = _ports(3)
+    ps, chief_port, w0 = free_ports(3)
     cluster = {"ps": [f"127.0.0.1:{ps}"], "chief": [f"127.0.0.1:{chief_port}"], "worker": [f"127.0.0.1:{w0}"]}
     args = ["--model", "mnist-mlp", "--steps", "100000000", "--log-every", "5", "--save-checkpoint-steps", "0", *DIGITS]
-    ps_proc = launcher(args, tf_config=_tf_config(cluster, "ps", 0))
-    chief = launcher([*args, "--checkpoint-dir", str(tmp_path)], tf_config=_tf_config(cluster, "chief", 0))
-    worker = launcher(args, tf_config=_tf_config(cluster, "worker", 0))
+    ps_proc = launcher(args, tf_config=tf_config(cluster, "ps", 0))
+    chief = launcher([*args, "--checkpoint-dir", str(tmp_path)], tf_config=tf_config(cluster, "chief", 0))
+    worker = launcher(args, tf_config=tf_config(cluster, "worker", 0))
     chief.wait_for(_event("progress"))
     worker.wait_for(_event("progress"))
     for proc in (chief, worker):
@@ -91,12 +77,12 @@ def test_sigterm_in_a_cluster_chief_checkpoints_ps_exits_143(launcher, tmp_path)
 
 
 def test_lost_ps_exits_ps_unavailable_after_the_recovery_budget(launcher, tmp_path):
-    ps, w0 = _ports(2)
+    ps, w0 = free_ports(2)
     cluster = {"ps": [f"127.0.0.1:{ps}"], "worker": [f"127.0.0.1:{w0}"]}
     args = ["--model", "mnist-mlp", "--steps", "100000000", "--log-every", "5", "--save-checkpoint-steps", "20",
             "--recovery-timeout", "3", *DIGITS]
-    ps_proc = launcher(args, tf_config=_tf_config(cluster, "ps", 0))
-    chief = launcher([*args, "--checkpoint-dir", str(tmp_path)], tf_config=_tf_config(cluster, "worker", 0))
+    ps_proc = launcher(args, tf_config=tf_config(cluster, "ps", 0))
+    chief = launcher([*args, "--checkpoint-dir", str(tmp_path)], tf_config=tf_config(cluster, "worker", 0))
     chief.wait_for(_event("checkpoint"))
     ps_proc.popen.kill()
     assert ps_proc.wait() == -signal.SIGKILL
@@ -123,13 +109,13 @@ def _total(scrape, name, **labels):
 def test_metrics_of_every_task_move_during_training(launcher):
     from tensorfleet import metrics
 
-    ps, w0, w1 = _ports(3)
+    ps, w0, w1 = free_ports(3)
     cluster = {"ps": [f"127.0.0.1:{ps}"], "worker": [f"127.0.0.1:{w0}", f"127.0.0.1:{w1}"]}
     args = ["--model", "mnist-mlp", "--steps", "100000000", "--log-every", "20", *DIGITS]
     env = {"TENSORFLEET_JOB_NAME": "dist-mnist"}
-    procs = {"ps": launcher(args, tf_config=_tf_config(cluster, "ps", 0), env=env),
-             "worker:0": launcher(args, tf_config=_tf_config(cluster, "worker", 0), env=env),
-             "worker:1": launcher(args, tf_config=_tf_config(cluster, "worker", 1), env=env)}
+    procs = {"ps": launcher(args, tf_config=tf_config(cluster, "ps", 0), env=env),
+             "worker:0": launcher(args, tf_config=tf_config(cluster, "worker", 0), env=env),
+             "worker:1": launcher(args, tf_config=tf_config(cluster, "worker", 1), env=env)}
     ports = {name: json.loads(p.wait_for(_event("metrics_serving")))["port"] for name, p in procs.items()}
     for name in ("worker:0", "worker:1"):
         procs[name].wait_for(_event("progress"))
@@ -171,18 +157,18 @@ def test_metrics_of_every_task_move_during_training(launcher):
 def test_restarted_ps_is_restored_from_the_chiefs_checkpoint(launcher, tmp_path):
     # with the bulk path on (the default): the runtime's client must notice the ps's new process (new bulk
     # port and local socket) and reconnect
-    ps, w0 = _ports(2)
+    ps, w0 = free_ports(2)
     cluster = {"ps": [f"127.0.0.1:{ps}"], "worker": [f"127.0.0.1:{w0}"]}
     env: dict = {}
     args = ["--model", "mnist-mlp", "--steps", "100000000", "--log-every", "5", "--save-checkpoint-steps", "20",
             "--recovery-timeout", "60", *DIGITS]
-    ps_proc = launcher(args, tf_config=_tf_config(cluster, "ps", 0), env=env)
-    chief = launcher([*args, "--checkpoint-dir", str(tmp_path)], tf_config=_tf_config(cluster, "worker", 0), env=env)
+    ps_proc = launcher(args, tf_config=tf_config(cluster, "ps", 0), env=env)
+    chief = launcher([*args, "--checkpoint-dir", str(tmp_path)], tf_config=tf_config(cluster, "worker", 0), env=env)
     chief.wait_for(_event("checkpoint"))
     ps_proc.popen.kill()
     assert ps_proc.wait() == -signal.SIGKILL
     chief.wait_for(_event("peer_lost"))
-    ps_again = launcher(args, tf_config=_tf_config(cluster, "ps", 0), env=env)   # the pod, recreated
+    ps_again = launcher(args, tf_config=tf_config(cluster, "ps", 0), env=env)   # the pod, recreated
     restored = json.loads(chief.wait_for(_event("restored")))
     checkpoint_step = int(restored["path"].rsplit("-", 1)[1])
 

@@ -8,29 +8,11 @@ every task exits 0.
 """
 import json
 import signal
-import socket
 
-import pytest
-import tensorfleet as tf
+from launcher_helpers import free_ports, tf_config
 from tensorfleet_train.exit_codes import ExitCode
 
-needs_server = pytest.mark.skipif(not hasattr(tf.train, "Server"),
-                                  reason="needs the distributed runtime (tf.train.Server, issue 10)")
 DIGITS = ["--data", "digits", "--log-format", "json"]
-
-
-def _ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
-def _tf_config(cluster, job, index):
-    return {"cluster": cluster, "task": {"type": job, "index": index}, "environment": "cloud"}
 
 
 def test_single_process_sync_replicas_trains_to_exactly_the_target_step(launcher, tmp_path):
@@ -66,16 +48,15 @@ def test_sync_metrics_time_every_step_at_the_barrier_and_sigterm_stops_it(launch
     assert ("tensorfleet_sync_stale_gradients_dropped_total", me) in scraped
 
 
-@needs_server
 def test_chief_ps_two_workers_sync_stop_at_the_target_step_and_release_the_ps(launcher, tmp_path):
-    ps, chief_port, w0, w1 = _ports(4)
+    ps, chief_port, w0, w1 = free_ports(4)
     cluster = {"ps": [f"127.0.0.1:{ps}"], "chief": [f"127.0.0.1:{chief_port}"],
                "worker": [f"127.0.0.1:{w0}", f"127.0.0.1:{w1}"]}
     args = ["--model", "mnist-mlp", "--steps", "200", "--log-every", "50", "--sync-replicas",
             "--replicas-to-aggregate", "3", *DIGITS]
-    ps_proc = launcher(args, tf_config=_tf_config(cluster, "ps", 0))
-    chief = launcher([*args, "--checkpoint-dir", str(tmp_path)], tf_config=_tf_config(cluster, "chief", 0))
-    workers = [launcher(args, tf_config=_tf_config(cluster, "worker", i)) for i in range(2)]
+    ps_proc = launcher(args, tf_config=tf_config(cluster, "ps", 0))
+    chief = launcher([*args, "--checkpoint-dir", str(tmp_path)], tf_config=tf_config(cluster, "chief", 0))
+    workers = [launcher(args, tf_config=tf_config(cluster, "worker", i)) for i in range(2)]
     assert chief.wait() == 0, chief.output
     for worker in workers:
         assert worker.wait() == 0, worker.output
@@ -91,19 +72,18 @@ def test_chief_ps_two_workers_sync_stop_at_the_target_step_and_release_the_ps(la
     assert json.loads((tmp_path / "training_complete.json").read_text())["global_step"] == test["global_step"]
 
 
-@needs_server
 def test_backup_worker_gradients_are_dropped_and_counted(launcher, tmp_path):
     """2 of 3 replicas aggregated (one backup worker): every push is either taken (TF's take_grad averages all
     the gradients accumulated once there are at least 2: 2 or 3 a global step), dropped as stale (the chief's
     final count, from the optimizer) or still in the accumulators at the end (fewer than 2: at most one)."""
-    ps, chief_port, w0, w1 = _ports(4)
+    ps, chief_port, w0, w1 = free_ports(4)
     cluster = {"ps": [f"127.0.0.1:{ps}"], "chief": [f"127.0.0.1:{chief_port}"],
                "worker": [f"127.0.0.1:{w0}", f"127.0.0.1:{w1}"]}
     args = ["--model", "mnist-softmax", "--steps", "150", "--log-every", "25", "--sync-replicas",
             "--replicas-to-aggregate", "2", *DIGITS]
-    ps_proc = launcher(args, tf_config=_tf_config(cluster, "ps", 0))
-    chief = launcher(args, tf_config=_tf_config(cluster, "chief", 0))
-    workers = [launcher(args, tf_config=_tf_config(cluster, "worker", i)) for i in range(2)]
+    ps_proc = launcher(args, tf_config=tf_config(cluster, "ps", 0))
+    chief = launcher(args, tf_config=tf_config(cluster, "chief", 0))
+    workers = [launcher(args, tf_config=tf_config(cluster, "worker", i)) for i in range(2)]
     for proc in (chief, *workers, ps_proc):
         assert proc.wait() == 0, proc.output
     done = chief.events("done")[0]
