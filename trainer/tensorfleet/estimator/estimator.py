@@ -262,6 +262,14 @@ class Estimator:
             logging.warning("Training with estimator made no steps. Perhaps input is empty or misspecified.")
         return loss
 
+    def _latest_or_initialize(self, purpose: str):
+        """The latest checkpoint in model_dir, or None (TF then runs the initializers, saying so)."""
+        path = latest_checkpoint(self._model_dir)
+        if not path:
+            logging.info(f"Could not find trained model in model_dir: {self._model_dir}, running "
+                         f"initialization to {purpose}.")
+        return path
+
     # -- evaluate ---------------------------------------------------------------------------------
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
         """Evaluates the latest (or given) checkpoint for `steps` batches or until the input ends; writes the
@@ -269,11 +277,7 @@ class Estimator:
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         hooks = _check_hooks(hooks)
-        if not checkpoint_path:
-            checkpoint_path = latest_checkpoint(self._model_dir)
-            if not checkpoint_path:
-                logging.info(f"Could not find trained model in model_dir: {self._model_dir}, running "
-                             "initialization to evaluate.")
+        checkpoint_path = checkpoint_path or self._latest_or_initialize("evaluate")
         with Graph().as_default():
             global_step = get_or_create_global_step()
             features, labels, input_hooks = self._features_and_labels(input_fn, ModeKeys.EVAL)
@@ -323,11 +327,7 @@ class Estimator:
     def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None, yield_single_examples=True):
         """Yields predictions (one example at a time, or whole batches) until the input ends."""
         hooks = _check_hooks(hooks)
-        if not checkpoint_path:
-            checkpoint_path = latest_checkpoint(self._model_dir)
-            if not checkpoint_path:
-                logging.info(f"Could not find trained model in model_dir: {self._model_dir}, running "
-                             "initialization to predict.")
+        checkpoint_path = checkpoint_path or self._latest_or_initialize("predict")
         with Graph().as_default():
             get_or_create_global_step()
             features, _labels, input_hooks = inputs.build_input(input_fn, ModeKeys.PREDICT, self.params,
