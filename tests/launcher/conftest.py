@@ -18,8 +18,8 @@ import threading
 import time
 
 import pytest
+from launcher_helpers import REPO
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT = 120.0   # generous: 2 shared cores
 
 

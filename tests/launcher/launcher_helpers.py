@@ -1,5 +1,9 @@
-"""Helpers shared by the launcher's cluster tests: free 127.0.0.1 ports and the TF_CONFIG of one task."""
+"""Helpers shared by the launcher's tests: the repository root, free 127.0.0.1 ports and the TF_CONFIG of
+one task. Test modules import from here, never from `conftest` (several test directories have one)."""
+import os
 import socket
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def free_ports(n):

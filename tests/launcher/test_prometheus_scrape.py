@@ -15,7 +15,7 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from conftest import REPO
+from launcher_helpers import REPO
 
 
 def _prometheus_binary():

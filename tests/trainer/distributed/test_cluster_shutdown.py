@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import HERE, free_ports, task_env
+from dist_cluster import HERE, free_ports, task_env
 
 SCRIPT = os.path.join(HERE, "train_script.py")
 WAIT = 120   # seconds any one process may take (a busy 2-core machine)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, free_ports, task_env
+from dist_cluster import ROOT, free_ports, task_env
 
 pytestmark = pytest.mark.slow
 EXAMPLE = os.path.join(ROOT, "examples", "distributed", "mnist_replica.py")

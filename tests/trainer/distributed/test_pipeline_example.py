@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, task_env
+from dist_cluster import ROOT, task_env
 
 pytestmark = pytest.mark.slow
 

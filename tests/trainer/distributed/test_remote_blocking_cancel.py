@@ -10,7 +10,7 @@ import time
 import pytest
 
 import tensorfleet as tf
-from conftest import free_ports
+from dist_cluster import free_ports
 
 
 @pytest.fixture

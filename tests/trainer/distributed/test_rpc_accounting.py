@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tensorfleet as tf
-from conftest import free_ports
+from dist_cluster import free_ports
 from tensorfleet.distributed.rpc_accounting import observing, set_rpc_observer
 
 

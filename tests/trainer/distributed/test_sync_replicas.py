@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tensorfleet as tf
-from conftest import Cluster
+from dist_cluster import Cluster
 
 WAIT = 60  # bound on every wait for a thread or a step (generous: a busy 2-core machine)
 LR = 0.5

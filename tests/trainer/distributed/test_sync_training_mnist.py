@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, free_ports, task_env
+from dist_cluster import ROOT, free_ports, task_env
 
 pytestmark = pytest.mark.slow
 SUPERVISOR = os.path.join(ROOT, "examples", "distributed", "mnist_sync_replicas.py")

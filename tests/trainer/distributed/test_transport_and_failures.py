@@ -11,7 +11,7 @@ import pytest
 
 import tensorfleet as tf
 
-from conftest import task_env
+from dist_cluster import task_env
 
 PUSHER = """
 import json, sys
@@ -111,7 +111,7 @@ def test_a_worker_killed_while_pushing_leaves_the_variable_whole(cluster_procs, 
 def test_an_unreachable_bulk_port_falls_back_to_grpc(cluster_procs, caplog):
     from tensorfleet.distributed.client import RpcClient
     from tensorfleet.distributed.protos import service_pb2 as pb
-    from conftest import free_ports
+    from dist_cluster import free_ports
 
     c = cluster_procs({"ps": 1})
     c.start("ps", 0)

@@ -1,0 +1,97 @@
+"""Real task processes for the distributed tests, on 127.0.0.1, always stopped (see `Cluster`).
+
+`Cluster(jobs)` picks free loopback ports, starts one `run_task.py` process per task named in
+`start` (others stay for the test process itself), waits for each to print READY (bounded), and
+`stop()` ends every process (stdin closed, then terminate, then kill). Test modules import these
+helpers from here, never from `conftest` (several test directories have a conftest module).
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+READY_TIMEOUT = 60
+
+
+def free_ports(n):
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def task_env(extra=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "trainer"), os.path.join(ROOT, "operator"), HERE])
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    env.update(extra or {})
+    return env
+
+
+class Cluster:
+    def __init__(self, jobs):
+        ports = iter(free_ports(sum(jobs.values())))
+        self.spec = {job: [f"127.0.0.1:{next(ports)}" for _ in range(n)] for job, n in jobs.items()}
+        self.procs = {}
+
+    def start(self, job, index, env=None):
+        return self._ready(job, index, self._spawn(job, index, env))
+
+    def start_all(self, env=None):
+        """Starts every task of the spec at once (their start-ups overlap), then waits for each."""
+        tasks = [(job, i) for job, addrs in self.spec.items() for i in range(len(addrs))]
+        procs = [self._spawn(job, i, env) for job, i in tasks]
+        for (job, i), proc in zip(tasks, procs):
+            self._ready(job, i, proc)
+
+    def _spawn(self, job, index, env):
+        args = [sys.executable, os.path.join(HERE, "run_task.py"), json.dumps(self.spec), job, str(index)]
+        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, env=task_env(env))
+        self.procs[(job, index)] = proc
+        return proc
+
+    def _ready(self, job, index, proc):
+        deadline = time.monotonic() + READY_TIMEOUT
+        lines = []
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if line.startswith("READY"):
+                return proc
+        raise RuntimeError(f"task {job}:{index} did not start: {''.join(lines)}")
+
+    def kill(self, job, index):
+        proc = self.procs[(job, index)]
+        proc.kill()
+        proc.wait(10)
+
+    def stop(self):
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                try:
+                    proc.stdin.close()
+                except OSError:
+                    pass
+        for proc in self.procs.values():
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.terminate()
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
