@@ -14,33 +14,11 @@ from tensorfleet.distributed import wire
 from tensorfleet.distributed.client import RpcClient
 from tensorfleet.distributed.protos import service_pb2 as pb
 
+from proc_sockets import listening_tcp_ports
+
 TOKEN = "one-port-token"
 TASK = "/job:ps/replica:0/task:0"
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-
-
-def _listening_tcp_ports(pid):
-    """TCP ports in LISTEN state whose sockets the process `pid` holds."""
-    inodes = set()
-    fd_dir = f"/proc/{pid}/fd"
-    for fd in os.listdir(fd_dir):
-        try:
-            target = os.readlink(os.path.join(fd_dir, fd))
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    ports = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        if not os.path.exists(table):
-            continue
-        with open(table) as f:
-            next(f)
-            for row in f:
-                cols = row.split()
-                if cols[3] == "0A" and cols[9] in inodes:  # 0A: TCP_LISTEN
-                    ports.add(int(cols[1].rsplit(":", 1)[1], 16))
-    return ports
 
 
 @pytest.fixture
@@ -92,7 +70,7 @@ def _bulk_get_status(port, token):
 def test_a_server_serves_grpc_and_bulk_on_its_one_spec_port(one_task):
     address, proc = one_task
     port = int(address.rsplit(":", 1)[1])
-    assert _listening_tcp_ports(proc.pid) == {port}  # nothing else: no ephemeral bulk port
+    assert listening_tcp_ports(proc.pid) == {port}  # nothing else: no ephemeral bulk port
     status = _get_status(address)  # over gRPC (no bulk port given to the client)
     assert status.task == TASK and status.bulk_port == port
     reply = _bulk_get_status(port, TOKEN)  # a raw bulk frame on the same port
@@ -144,5 +122,5 @@ def test_single_port_mode_can_be_turned_off(cluster_procs):
     status = _get_status(address, token="")
     assert status.bulk_port not in (0, port)  # the old two-port mode: an ephemeral bulk port beside gRPC
     if sys.platform.startswith("linux"):
-        assert _listening_tcp_ports(proc.pid) == {port, status.bulk_port}
+        assert listening_tcp_ports(proc.pid) == {port, status.bulk_port}
     assert _get_status(address, token="", bulk_port=status.bulk_port).task == TASK

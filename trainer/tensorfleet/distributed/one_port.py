@@ -8,15 +8,19 @@ listens on a private Unix socket (`InternalGrpcSocket`). Anything else is the bu
 protocol (`wire` frames start with `TFB1`; garbage is answered INVALID_ARGUMENT there), served
 as on the old separate bulk port. So a pod needs only its declared port (2222).
 
-Under TLS both kinds of connection open with a TLS ClientHello and cannot be told apart
-without terminating TLS here, so a TLS server keeps the two-port mode (gRPC on the spec port,
-bulk on an ephemeral port); `TENSORFLEET_SINGLE_PORT=0` selects that mode without TLS too.
+Under TLS both kinds open with a ClientHello, so the server terminates TLS here (`accept_tls`) and
+tells them apart by the ALPN protocol the client offered (`tls.GRPC_ALPN` or `tls.BULK_ALPN`); a gRPC
+connection's decrypted bytes are pumped to the internal grpcio server by one thread that alone owns
+the TLS object (`proxy_tls`). `TENSORFLEET_SINGLE_PORT=0` restores the two-port mode (gRPC on the spec
+port, bulk on an ephemeral port).
 """
 from __future__ import annotations
 
 import os
+import selectors
 import shutil
 import socket
+import ssl
 import sys
 import tempfile
 import threading
@@ -30,8 +34,8 @@ SNIFF_SECONDS = 10.0
 _PUMP_BYTES = 256 << 10
 
 
-def single_port_enabled(tls) -> bool:
-    return tls is None and os.environ.get(SINGLE_PORT_ENV, "1") != "0"
+def single_port_enabled() -> bool:
+    return os.environ.get(SINGLE_PORT_ENV, "1") != "0"
 
 
 def bind_listener(bind: str, port: int) -> socket.socket:
@@ -140,3 +144,120 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
             s.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+def accept_tls(conn: socket.socket, context: ssl.SSLContext) -> ssl.SSLSocket:
+    """The server side of the TLS handshake on an accepted connection, bounded by `SNIFF_SECONDS`
+    (a silent or plaintext peer fails with OSError/ValueError instead of holding a thread)."""
+    conn.settimeout(SNIFF_SECONDS)
+    tls_conn = context.wrap_socket(conn, server_side=True)
+    tls_conn.settimeout(None)
+    return tls_conn
+
+
+def proxy_tls(conn: ssl.SSLSocket, unix_path: str, connect_seconds: float = 5.0) -> None:
+    """`proxy` for a TLS connection: decrypted bytes <-> the internal grpc server's Unix socket until
+    either side closes. One thread does both directions (OpenSSL objects must not be used by two
+    threads at once), with non-blocking sockets and a selector."""
+    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        upstream.settimeout(connect_seconds)
+        upstream.connect(unix_path)
+        _TlsPump(conn, upstream).run()
+    except OSError:
+        pass
+    finally:
+        upstream.close()
+
+
+class _TlsPump:
+    """Moves bytes TLS -> `down` -> plain and plain -> `up` -> TLS, each buffer at most `_PUMP_BYTES`;
+    sleeps in select() only on the sockets whose last try would block, for the event that unblocks it."""
+
+    def __init__(self, tls: ssl.SSLSocket, plain: socket.socket):
+        self.tls, self.plain = tls, plain
+        self.down, self.up = bytearray(), bytearray()
+        self.tls_wait = 0    # what the TLS socket must become for a blocked TLS read or write to go on
+        self.plain_wait = 0
+
+    def run(self) -> None:
+        self.tls.setblocking(False)
+        self.plain.setblocking(False)
+        with selectors.DefaultSelector() as sel:
+            while self._move_until_blocked():
+                for sock, events in ((self.tls, self.tls_wait), (self.plain, self.plain_wait)):
+                    _want(sel, sock, events)
+                sel.select()
+
+    def _move_until_blocked(self) -> bool:
+        """False once either side closed (what is buffered for the other side is sent first)."""
+        moved = True
+        while moved:
+            self.tls_wait = self.plain_wait = 0
+            moved = False
+            if len(self.down) < _PUMP_BYTES:
+                data = self._tls_io(self.tls.recv, _PUMP_BYTES)
+                if data == b"":
+                    return self._flush(self.plain, self.down)
+                if data:
+                    self.down += data
+                    moved = True
+            if self.down:
+                moved |= self._plain_send()
+            if len(self.up) < _PUMP_BYTES:
+                try:
+                    data = self.plain.recv(_PUMP_BYTES)
+                except BlockingIOError:
+                    self.plain_wait |= selectors.EVENT_READ
+                else:
+                    if not data:
+                        return self._flush(self.tls, self.up)
+                    self.up += data
+                    moved = True
+            if self.up:
+                sent = self._tls_io(self.tls.send, self.up)
+                if sent:
+                    del self.up[:sent]
+                    moved = True
+        return True
+
+    def _tls_io(self, op, arg):
+        """op(arg), or None when TLS needs the socket readable/writable first (recorded in `tls_wait`)."""
+        try:
+            return op(arg)
+        except ssl.SSLWantReadError:
+            self.tls_wait |= selectors.EVENT_READ
+        except ssl.SSLWantWriteError:
+            self.tls_wait |= selectors.EVENT_WRITE
+        return None
+
+    def _plain_send(self) -> bool:
+        try:
+            sent = self.plain.send(self.down)
+        except BlockingIOError:
+            sent = 0
+        if not sent:
+            self.plain_wait |= selectors.EVENT_WRITE
+            return False
+        del self.down[:sent]
+        return True
+
+    @staticmethod
+    def _flush(sock: socket.socket, pending: bytearray) -> bool:
+        if pending:
+            try:
+                sock.settimeout(1.0)
+                sock.sendall(pending)
+            except (OSError, ValueError):
+                pass
+        return False
+
+
+def _want(sel: selectors.BaseSelector, sock: socket.socket, events: int) -> None:
+    registered = sock in sel.get_map()
+    if events and registered:
+        sel.modify(sock, events)
+    elif events:
+        sel.register(sock, events)
+    elif registered:
+        sel.unregister(sock)

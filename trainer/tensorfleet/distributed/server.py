@@ -13,9 +13,10 @@ answered `UNAUTHENTICATED` and nothing runs.
 The spec's port also carries the bulk path (`one_port`: each connection is sniffed; the
 HTTP/2 preface goes to grpcio on a private Unix socket, anything else is raw frames, `wire`),
 about 3x faster than grpc-python for tensors and 5x for small calls on these machines;
-GetStatus advertises it (`TENSORFLEET_BULK=0` turns it off). Under TLS, or with
-`TENSORFLEET_SINGLE_PORT=0`, grpcio listens on the spec's port itself and the bulk path on
-an ephemeral port. Clients fall back to gRPC when the bulk path is off or unreachable.
+GetStatus advertises it (`TENSORFLEET_BULK=0` turns it off). Under TLS the server terminates
+TLS itself and tells the two apart by ALPN. With `TENSORFLEET_SINGLE_PORT=0` grpcio listens on
+the spec's port itself and the bulk path on an ephemeral port. Clients fall back to gRPC when
+the bulk path is off or unreachable.
 Malformed, oversize or unknown calls get a clear status and the server keeps serving.
 The method table is `service_methods.Methods`, the gRPC handler `grpc_handler.GrpcHandler`.
 """
@@ -26,6 +27,7 @@ import ipaddress
 import logging
 import os
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -44,7 +46,7 @@ from .grpc_handler import GrpcHandler
 from .master import Master
 from .protos import cluster_pb2, service_pb2
 from .service_methods import Methods
-from .tls import tls_from_env
+from .tls import GRPC_ALPN, tls_from_env
 from .worker import WorkerService
 
 logger = logging.getLogger("tensorfleet.distributed")
@@ -89,6 +91,7 @@ class Server:
         self._limits = limits or wire.Limits()
         self._token = job_token()
         self._tls = tls_from_env()
+        self._tls_context = self._tls.server_context() if self._tls is not None else None
         address = cluster.task_address(job_name, task_index)
         self._host, self._port = split_address(address)
         self._bind = bind_host(self._host)
@@ -131,7 +134,7 @@ class Server:
     def start(self) -> None:
         if self._started:
             return
-        if one_port.single_port_enabled(self._tls):
+        if one_port.single_port_enabled():
             self._start_single_port()
         else:
             self._start_grpc()
@@ -334,24 +337,17 @@ class Server:
         return not self._token or hmac.compare_digest(given.encode(), self._token.encode())
 
     def _serve_bulk(self, conn: socket.socket, shared: bool = False) -> None:
-        if shared:  # the spec's port: gRPC (HTTP/2 preface) goes to grpcio, anything else is bulk
-            first = one_port.sniff(conn)
-            if one_port.is_grpc(first) or not first or not self._bulk_enabled():
-                try:
-                    if one_port.is_grpc(first) and self._grpc_unix is not None:
-                        one_port.proxy(conn, self._grpc_unix.path)
-                finally:
-                    self._conns.discard(conn)
-                    _close(conn)
-                return
-        try:
-            if self._tls is not None and conn.family != socket.AF_UNIX:
+        if self._tls_context is not None and conn.family != socket.AF_UNIX:
+            try:
+                tls_conn = one_port.accept_tls(conn, self._tls_context)
+            except (OSError, ValueError):
                 self._conns.discard(conn)
-                conn = self._tls.server_context().wrap_socket(conn, server_side=True)
-                self._conns.add(conn)
-        except (OSError, ValueError):
+                _close(conn)
+                return
             self._conns.discard(conn)
-            _close(conn)
+            self._conns.add(tls_conn)
+            conn = tls_conn
+        if shared and self._serve_grpc_connection(conn):
             return
         reader = wire.FrameReader(conn, self._limits)
         try:
@@ -370,6 +366,25 @@ class Server:
         finally:
             self._conns.discard(conn)
             _close(conn)
+
+    def _serve_grpc_connection(self, conn: socket.socket) -> bool:
+        """On the spec's port in single-port mode: pumps a gRPC connection (the HTTP/2 preface, or ALPN `h2`
+        under TLS) to grpcio and returns True; closes a silent one; False for a bulk connection."""
+        tls = isinstance(conn, ssl.SSLSocket)
+        if tls:
+            kind = "grpc" if conn.selected_alpn_protocol() == GRPC_ALPN else "bulk"
+        else:
+            first = one_port.sniff(conn)
+            kind = "grpc" if one_port.is_grpc(first) else "bulk" if first else "silent"
+        if kind == "bulk" and self._bulk_enabled():
+            return False
+        try:
+            if kind == "grpc" and self._grpc_unix is not None:
+                (one_port.proxy_tls if tls else one_port.proxy)(conn, self._grpc_unix.path)
+        finally:
+            self._conns.discard(conn)
+            _close(conn)
+        return True
 
     def _answer(self, conn: socket.socket, raw: bytes, payload) -> bool:
         """Serves one bulk call; False closes the connection."""

@@ -5,6 +5,9 @@ e.g. mounted from a Secret) in every task: servers then serve gRPC and the bulk 
 and require a client certificate signed by the CA; clients verify the server against the CA
 and present their own certificate. The job token is still checked on every call. With TLS
 the same-host Unix socket is off (everything goes encrypted). None set: plaintext.
+
+Both protocols share the spec port under TLS too (`one_port`): the server terminates TLS itself and
+tells them apart by ALPN. gRPC clients offer `h2`; the bulk client offers `BULK_ALPN`.
 """
 from __future__ import annotations
 
@@ -16,6 +19,9 @@ from typing import Optional
 import grpc
 
 _VARS = ("TENSORFLEET_TLS_CERT", "TENSORFLEET_TLS_KEY", "TENSORFLEET_TLS_CA")
+#: the ALPN protocol id of the bulk frames; `h2` (what gRPC offers) goes to the gRPC server
+BULK_ALPN = "tensorfleet-bulk"
+GRPC_ALPN = "h2"
 
 
 @dataclass(frozen=True)
@@ -41,11 +47,13 @@ class TlsFiles:
         ctx.load_cert_chain(self.cert, self.key)
         ctx.load_verify_locations(self.ca)
         ctx.verify_mode = ssl.CERT_REQUIRED
+        ctx.set_alpn_protocols([GRPC_ALPN, BULK_ALPN])
         return ctx
 
     def client_context(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=self.ca)
         ctx.load_cert_chain(self.cert, self.key)
+        ctx.set_alpn_protocols([BULK_ALPN])
         return ctx
 
 
