@@ -65,6 +65,19 @@ def test_binary_gradients_with_broadcasting(fn, shapes):
     check_gradients(fn, [x, y], rtol=1e-4, atol=1e-6)
 
 
+def test_add_v2_from_tensorflow_graphs_matches_numpy_and_finite_differences():
+    """AddV2 (what TF 1.15's `x + y` writes; only imported GraphDefs create it here) is Add."""
+    def add_v2(x, y):
+        return tf.get_default_graph().create_op("AddV2", [x, y], {}).outputs[0]
+
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((3, 4)), rng.standard_normal((4,))
+    with tf.Graph().as_default():
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(add_v2(tf.constant(x), tf.constant(y))), x + y)
+    check_gradients(add_v2, [x, y])
+
+
 # (static shape of x, static shape of y, runtime shape of x, runtime shape of y, no reduction node for x?)
 PARTIAL_SHAPES = [
     ((None, 4), (4,), (3, 4), (4,), True),           # a dense layer's bias add: provably nothing to sum for x

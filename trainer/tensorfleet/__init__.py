@@ -74,6 +74,8 @@ from . import version  # noqa: E402,F401  (tf.version; the choice of version str
 from .version import VERSION  # noqa: E402
 from . import metrics as _prometheus_metrics  # noqa: E402  (the Prometheus exporter; `tf.metrics` below is TF's)
 from .ops import metrics_ops as _metrics_ops  # noqa: E402
+from .graph_io import AttrValue, GraphDef, NameAttrList, import_graph_def  # noqa: E402  (graph import/export)
+from .namespaces import graph_util  # noqa: E402
 from . import feature_column  # noqa: E402  (tf.feature_column)
 from . import estimator  # noqa: E402  (tf.estimator: the top layer)
 

@@ -16,7 +16,10 @@ not exact in float32, an op reference) are tagged `func` values named
 `tensorfleet.<kind>`, which TensorBoard shows as names; a control-flow body
 (`func_graph.Function`, an attribute of If/While) is `tensorfleet.function`
 holding its serialized GraphDef and its input/output names, rebuilt as a
-FuncGraph on import (nesting bounded by `func_graph.MAX_NESTING`). Import rejects an unknown
+FuncGraph on import (nesting bounded by `func_graph.MAX_NESTING`). A value with no
+form at all (a tf.data Dataset) is an error, or, in graphs written for display
+(`opaque_ok`: summaries, `Graph.as_graph_def`), a `tensorfleet.opaque` placeholder
+naming its type, which import refuses. Import rejects an unknown
 op type, an attribute kind it does not know, a dangling input or a cycle with
 `InvalidArgumentError` naming the node; nothing received is evaluated.
 """
@@ -222,7 +225,14 @@ def _tagged_function(get, fields, where, resolve_op):
     return Function(g, inputs, outputs)
 
 
+def _tagged_opaque(get, fields, where, resolve_op):
+    kind = fields["type"].s.decode("utf-8", "replace") if "type" in fields else "?"
+    raise errors.InvalidArgumentError(None, None, f"{where}: a {kind} value, written for display only "
+                                                  f"(it has no GraphDef form), cannot be imported")
+
+
 _TAGGED = {
+    "opaque": _tagged_opaque,
     "none": lambda get, fields, where, resolve_op: None,
     "ellipsis": lambda get, fields, where, resolve_op: Ellipsis,
     "float64": _tagged_float64,
@@ -253,8 +263,15 @@ def _input_name(t: Tensor) -> str:
     return t.op.name if t.value_index == 0 else f"{t.op.name}:{t.value_index}"
 
 
-def node_def(op: Operation, add_shapes: bool = True):
-    """One Operation -> NodeDef."""
+def _opaque(value) -> AttrValue:
+    """What `opaque_ok` writes for a value with no GraphDef form (a tf.data Dataset held by an iterator op):
+    its type's name, for display; importing it is an error naming the node (`_tagged_opaque`)."""
+    return _tagged("opaque", type=AttrValue(s=type(value).__name__.encode()))
+
+
+def node_def(op: Operation, add_shapes: bool = True, opaque_ok: bool = False):
+    """One Operation -> NodeDef. An attribute value with no GraphDef form is an error naming the node, or
+    with `opaque_ok` (graphs written for people and TensorBoard) a `tensorfleet.opaque` placeholder."""
     nd = NodeDef(name=op.name, op=op.type, device=op.device)
     nd.input.extend(_input_name(t) for t in op.inputs)
     nd.input.extend("^" + c.name for c in op.control_inputs)
@@ -262,6 +279,9 @@ def node_def(op: Operation, add_shapes: bool = True):
         try:
             nd.attr[key].CopyFrom(encode_attr(op.attrs[key]))
         except TypeError as e:
+            if opaque_ok:
+                nd.attr[key].CopyFrom(_opaque(op.attrs[key]))
+                continue
             raise errors.InvalidArgumentError(None, op, f"Node '{op.name}' (op {op.type}): attribute "
                                                         f"'{key}': {e}") from None
     if op._colocation_groups:
@@ -272,13 +292,14 @@ def node_def(op: Operation, add_shapes: bool = True):
 
 
 def as_graph_def(graph: Optional[Graph] = None, from_version: int = 0, add_shapes: bool = True,
-                 ops: Optional[Iterable[Operation]] = None) -> GraphDef:
-    """The graph (or just `ops`, or the ops created after `graph.version == from_version`) as a GraphDef."""
+                 ops: Optional[Iterable[Operation]] = None, opaque_ok: bool = False) -> GraphDef:
+    """The graph (or just `ops`, or the ops created after `graph.version == from_version`) as a GraphDef;
+    `opaque_ok` as in `node_def`."""
     graph = graph or get_default_graph()
     gd = GraphDef()
     gd.versions.producer = PRODUCER_VERSION
     chosen = list(ops) if ops is not None else [op for op in graph.get_operations() if op._id > from_version]
-    gd.node.extend(node_def(op, add_shapes) for op in chosen)
+    gd.node.extend(node_def(op, add_shapes, opaque_ok) for op in chosen)
     return gd
 
 

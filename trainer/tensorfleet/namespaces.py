@@ -95,7 +95,14 @@ def _extend_io(members: dict) -> types.ModuleType:
 
 strings = _module("strings", _STRINGS, "`tf.strings`: TF 1.15's string namespace (ops/string_ops.py).")
 sparse = _module("sparse", _SPARSE, "`tf.sparse`: SparseTensor and its dense form.")
+from . import graph_io as _graph_io  # noqa: E402
+
+_IO["write_graph"] = _graph_io.write_graph
 io = _extend_io(_IO)
+graph_util = _module("graph_util", {
+    "convert_variables_to_constants": _graph_io.convert_variables_to_constants,
+    "extract_sub_graph": _graph_io.extract_sub_graph, "import_graph_def": _graph_io.import_graph_def},
+    "`tf.graph_util`: freezing and subgraphs of GraphDefs (graph_io.py).")
 from . import tf1_aliases as _al  # noqa: E402
 from .ops import math_extra_ops as _mx  # noqa: E402
 

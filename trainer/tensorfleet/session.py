@@ -246,7 +246,8 @@ class BaseSession:
 
     @property
     def graph_def(self):
-        return [op.node_def for op in self._graph.get_operations()]
+        """The session's graph as a GraphDef (`Graph.as_graph_def`, installed by graph_io)."""
+        return self._graph.as_graph_def()
 
     @property
     def sess_str(self) -> str:

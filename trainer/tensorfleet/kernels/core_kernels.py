@@ -137,6 +137,7 @@ def _broadcasts_into(y, x) -> bool:
 
 
 @register_kernel("Add")
+@register_kernel("AddV2")
 def add(ctx, x, y):
     if x.dtype == y.dtype and owns(x) and _broadcasts_into(y, x):
         x += y  # x is a dead temporary of the result's shape (e.g. a matmul result + bias)

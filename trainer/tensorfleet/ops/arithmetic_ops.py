@@ -56,6 +56,7 @@ def _binary(op_type: str, py_name: str, default_name=None):
 
 
 add = _binary("Add", "add")
+register_op("AddV2", _numeric_binary_shape)  # what TF 1.15's `x + y` writes: graphs frozen by TF import
 subtract = _binary("Sub", "subtract")
 multiply = _binary("Mul", "multiply")
 sub, mul = subtract, multiply
@@ -115,6 +116,7 @@ def div(x, y, name=None):
 
 
 @register_gradient("Add")
+@register_gradient("AddV2")
 def _add_grad(op, grad):
     x, y = op.inputs
     return _pair_sums(grad, grad, x, y)

@@ -32,7 +32,7 @@ def _graph_def_bytes(graph=None, graph_def=None) -> bytes:
         graph, graph_def = graph_def, None
     if isinstance(graph, Graph):
         from ..graph_def import as_graph_def  # (the distributed runtime's GraphDef conversion)
-        return as_graph_def(graph, add_shapes=True).SerializeToString()
+        return as_graph_def(graph, add_shapes=True, opaque_ok=True).SerializeToString()
     proto = graph if graph is not None else graph_def
     if hasattr(proto, "SerializeToString") and type(proto).__name__ == "GraphDef":
         return proto.SerializeToString()

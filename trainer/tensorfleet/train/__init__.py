@@ -29,6 +29,7 @@ from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
 from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
 from .saver import get_checkpoint_mtimes, remove_checkpoint
+from ..graph_io import write_graph
 from .device_setter import GreedyLoadBalancingStrategy, byte_size_load_fn, replica_device_setter
 from ..distributed import ClusterDef, ClusterSpec, JobDef, Server, ServerDef
 from ..protos.example_pb2 import Example, SequenceExample
@@ -54,4 +55,4 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "replica_device_setter", "GreedyLoadBalancingStrategy", "byte_size_load_fn", "ClusterSpec", "ClusterDef",
            "JobDef", "Server", "ServerDef",
            "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
-           "FloatList", "Int64List", "SummarySaverHook", "SummaryWriterCache"]
+           "FloatList", "Int64List", "SummarySaverHook", "SummaryWriterCache", "write_graph"]
