@@ -79,7 +79,7 @@ def test_files_are_json_index_and_raw_data(tmp_path):
         sess.run(w.initializer)
         prefix = tf.train.Saver([w]).save(sess, str(tmp_path / "c"))
     files = sorted(os.listdir(tmp_path))
-    assert files == ["c.data-00000-of-00001", "c.index", "checkpoint"]
+    assert files == ["c.data-00000-of-00001", "c.index", "c.meta", "checkpoint"]  # .meta: write_meta_graph=True
     doc = json.loads((tmp_path / "c.index").read_text())
     entry = doc["tensors"]["w"]
     assert doc["format"] == "tensorfleet-checkpoint" and doc["version"] == 1
@@ -285,7 +285,7 @@ def test_crash_before_index_rename_keeps_previous_checkpoint(tmp_path, monkeypat
         assert tf.train.latest_checkpoint(str(tmp_path)) == first
         assert not tf.train.checkpoint_exists(base + "-2")
         assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-1.data-00000-of-00001",
-                                                "model.ckpt-1.index"]  # no temp files or orphans left
+                                                "model.ckpt-1.index", "model.ckpt-1.meta"]  # no temporaries
         saver.restore(sess, tf.train.latest_checkpoint(str(tmp_path)))
         np.testing.assert_array_equal(sess.run(w), [1.0, 2.0])
 

@@ -135,7 +135,7 @@ def test_sigkill_at_spread_delays_always_leaves_a_whole_checkpoint(tmp_path):
         saver.restore(sess, prefix)
         saver.save(sess, prefix)
     left = _leftovers(tmp_path, "model.ckpt")
-    assert len(left) == 2 and "model.ckpt.index" in left, left
+    assert len(left) == 3 and {"model.ckpt.index", "model.ckpt.meta"} <= set(left), left
     assert not [f for f in os.listdir(tmp_path) if "tempstate" in f]
 
 
@@ -209,13 +209,14 @@ def _saved(tmp_path, path=None, **kw):
 def test_stale_temporaries_and_orphans_of_the_same_prefix_are_removed(tmp_path):
     stale = ["model.ckpt.data-00000-of-00001.tempstate123", "model.ckpt.index.tempstate9",
              "model.ckpt-5.data-00000-of-00001.tempstate77", "model.ckpt-7.data-00000-of-00001",
-             "model.ckpt.data-00000-of-00001.0123456789abcdef", "checkpoint.tempstate42"]
+             "model.ckpt.data-00000-of-00001.0123456789abcdef", "checkpoint.tempstate42",
+             "model.ckpt.meta.tempstate5"]
     kept = ["other.data-00000-of-00001.tempstate1", "model.ckpt.bak", "model.ckpt-best.index.tempstate3"]
     for name in stale + kept:
         (tmp_path / name).write_bytes(b"x" * 100)
     _saved(tmp_path)
     assert sorted(os.listdir(tmp_path)) == sorted(kept + ["checkpoint", "model.ckpt.data-00000-of-00001",
-                                                          "model.ckpt.index"])
+                                                          "model.ckpt.index", "model.ckpt.meta"])
 
 
 def test_overwriting_a_prefix_writes_data_under_a_new_name_and_removes_the_old(tmp_path):
@@ -267,7 +268,8 @@ def test_checkpoint_files_honour_the_umask(tmp_path, umask, mode):
     finally:
         os.umask(old)
     modes = {f: stat.S_IMODE(os.stat(tmp_path / f).st_mode) for f in os.listdir(tmp_path)}
-    assert modes == {"checkpoint": mode, "model.ckpt.index": mode, "model.ckpt.data-00000-of-00001": mode}
+    assert modes == {"checkpoint": mode, "model.ckpt.index": mode, "model.ckpt.data-00000-of-00001": mode,
+                     "model.ckpt.meta": mode}
 
 
 def test_saving_into_a_read_only_directory_raises_permission_denied_naming_the_checkpoint(tmp_path,
@@ -328,7 +330,7 @@ def test_save_to_a_directory_path_does_what_tf_does(tmp_path, caplog):
     d.mkdir()
     g, w, saver, prefix = _saved(tmp_path, str(d) + os.sep)
     assert prefix == str(d) + os.sep
-    assert sorted(os.listdir(d)) == [".data-00000-of-00001", ".index", "checkpoint"]
+    assert sorted(os.listdir(d)) == [".data-00000-of-00001", ".index", ".meta", "checkpoint"]
     assert any("ends with a path separator" in r.getMessage() for r in caplog.records)
     with g.as_default(), tf.Session(config=INLINE) as sess:
         saver.restore(sess, tf.train.latest_checkpoint(str(d)))
@@ -350,7 +352,7 @@ def test_max_to_keep_deletes_unique_data_files_too(tmp_path):
         saver.save(sess, str(tmp_path / "m"), global_step=1)  # same prefix again: unique data name
         assert any(f.startswith("m-1.data-00000-of-00001.") for f in os.listdir(tmp_path))
         saver.save(sess, str(tmp_path / "m"), global_step=2)  # m-1 rotates out
-        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m-2.data-00000-of-00001", "m-2.index"]
+        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m-2.data-00000-of-00001", "m-2.index", "m-2.meta"]
         assert tf.train.get_checkpoint_mtimes([str(tmp_path / "m-1"), str(tmp_path / "m-2")]) == [
             os.path.getmtime(tmp_path / "m-2.index")]
         tf.train.remove_checkpoint(str(tmp_path / "m-2"))
@@ -370,6 +372,7 @@ def test_disk_full_is_resource_exhausted_and_leaves_no_temporaries(tmp_path, mon
                            match=r"Failed to save checkpoint .*model\.ckpt: No space left on device"):
             saver.save(sess, prefix)
         monkeypatch.undo()
-        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt.data-00000-of-00001", "model.ckpt.index"]
+        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt.data-00000-of-00001", "model.ckpt.index",
+                                                "model.ckpt.meta"]
         saver.restore(sess, prefix)
         np.testing.assert_array_equal(sess.run(w), [1.0, 2.0])  # the previous checkpoint, whole

@@ -76,6 +76,7 @@ from . import metrics as _prometheus_metrics  # noqa: E402  (the Prometheus expo
 from .ops import metrics_ops as _metrics_ops  # noqa: E402
 from .graph_io import AttrValue, GraphDef, NameAttrList, import_graph_def  # noqa: E402  (graph import/export)
 from .namespaces import graph_util  # noqa: E402
+from .protos.meta_graph_pb2 import MetaGraphDef  # noqa: E402
 from . import feature_column  # noqa: E402  (tf.feature_column)
 from . import estimator  # noqa: E402  (tf.estimator: the top layer)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from typing import Optional
 
 from google.protobuf import text_format
@@ -25,6 +24,7 @@ from . import dtypes as _dtypes
 from . import graph_def as _gd
 from .default_graph import get_default_graph, name_scope
 from .graph import Graph, Operation, Tensor
+from .platform.atomic_file import write_atomically
 from .protos.attr_value_pb2 import AttrValue, NameAttrList
 from .protos.graph_pb2 import GraphDef
 
@@ -168,15 +168,7 @@ def write_graph(graph_or_graph_def, logdir: str, name: str, as_text: bool = True
     path = os.path.join(logdir, name)
     os.makedirs(logdir or ".", exist_ok=True)
     data = text_format.MessageToString(gd).encode() if as_text else gd.SerializeToString()
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=logdir or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, data)
     return path
 
 

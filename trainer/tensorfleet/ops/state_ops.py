@@ -101,6 +101,11 @@ class Variable:
                  caching_device=None, name=None, variable_def=None, dtype=None, expected_shape=None,
                  import_scope=None, constraint=None, use_resource=None, synchronization=None,
                  aggregation=None, shape=None):
+        if variable_def is not None:
+            if initial_value is not None:
+                raise ValueError("variable_def and initial_value are mutually exclusive.")
+            self._init_from_proto(variable_def, import_scope)
+            return
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         g = get_default_graph()
@@ -136,6 +141,26 @@ class Variable:
         if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
             collections.append(GraphKeys.TRAINABLE_VARIABLES)
         g.add_to_collections(collections, self)
+
+    def _init_from_proto(self, variable_def, import_scope=None) -> None:
+        """A Variable over ops already in the default graph (an imported meta graph), named by a VariableDef;
+        added to no collection (the importer restores those)."""
+        g = get_default_graph()
+
+        def scoped(name: str) -> str:
+            return f"{import_scope}/{name}" if import_scope else name
+
+        self._variable = g.get_tensor_by_name(scoped(variable_def.variable_name))
+        self._initializer_op = g.get_operation_by_name(scoped(variable_def.initializer_name))
+        self._initial_value = (g.get_tensor_by_name(scoped(variable_def.initial_value_name))
+                               if variable_def.initial_value_name else None)
+        self._trainable = bool(variable_def.trainable)
+        self._constraint = None
+
+    @staticmethod
+    def from_proto(variable_def, import_scope=None) -> "Variable":
+        """`tf.Variable.from_proto`."""
+        return Variable(variable_def=variable_def, import_scope=import_scope)
 
     # -- identity -------------------------------------------------------------
     @property

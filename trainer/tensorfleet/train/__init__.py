@@ -30,6 +30,8 @@ from .rmsprop import RMSPropOptimizer
 from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
 from .saver import get_checkpoint_mtimes, remove_checkpoint
 from ..graph_io import write_graph
+from .meta_graph import export_meta_graph, import_meta_graph
+from ..protos.meta_graph_pb2 import SaverDef
 from .device_setter import GreedyLoadBalancingStrategy, byte_size_load_fn, replica_device_setter
 from ..distributed import ClusterDef, ClusterSpec, JobDef, Server, ServerDef
 from ..protos.example_pb2 import Example, SequenceExample
@@ -55,4 +57,5 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "replica_device_setter", "GreedyLoadBalancingStrategy", "byte_size_load_fn", "ClusterSpec", "ClusterDef",
            "JobDef", "Server", "ServerDef",
            "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
-           "FloatList", "Int64List", "SummarySaverHook", "SummaryWriterCache", "write_graph"]
+           "FloatList", "Int64List", "SummarySaverHook", "SummaryWriterCache", "write_graph",
+           "export_meta_graph", "import_meta_graph", "SaverDef"]

@@ -146,6 +146,7 @@ class CheckpointSaverHook(SessionRunHook):
         self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
         self._listeners = listeners or []
         self._steps_per_run = 1
+        self._save_graph_def = save_graph_def
 
     def begin(self):
         self._global_step_tensor = _global_step_tensor("CheckpointSaverHook")
@@ -155,7 +156,12 @@ class CheckpointSaverHook(SessionRunHook):
 
     def after_create_session(self, session, coord):
         global_step = int(session.run(self._global_step_tensor))
-        # TF saves the graph here and a checkpoint of the step the session starts at
+        # TF saves the graph here (graph.pbtxt; each checkpoint gets its .meta) and a checkpoint of the step
+        # the session starts at
+        if self._save_graph_def:
+            from ..graph_io import write_graph
+            from ..default_graph import get_default_graph
+            write_graph(get_default_graph().as_graph_def(add_shapes=True), self._checkpoint_dir, "graph.pbtxt")
         self._save(session, global_step)
         self._timer.update_last_triggered_step(global_step)
 
@@ -199,7 +205,7 @@ class CheckpointSaverHook(SessionRunHook):
         logging.info("Saving checkpoints for %d into %s.", step, self._save_path)
         for listener in self._listeners:
             listener.before_save(session, step)
-        self._get_saver().save(session, self._save_path, global_step=step)
+        self._get_saver().save(session, self._save_path, global_step=step, write_meta_graph=self._save_graph_def)
         should_stop = False
         for listener in self._listeners:
             if listener.after_save(session, step):

@@ -37,6 +37,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 from .. import errors
+from ..platform.atomic_file import create_new, fsync_dir
 
 __all__: list = []
 
@@ -54,32 +55,9 @@ class CheckpointNotFoundError(errors.NotFoundError, ValueError):
 
 
 # -- low-level file helpers ---------------------------------------------------
-def fsync_dir(path: str) -> None:
-    try:
-        fd = os.open(path or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _create_new(final_name: str):
-    """Opens a new `final_name.tempstate<random>` file for writing (mode 0666 less the umask, as open(2))."""
-    while True:
-        tmp = f"{final_name}.tempstate{secrets.randbelow(10 ** 18)}"
-        try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
-        except FileExistsError:
-            continue
-
-
 def write_temp(directory: str, final_name: str, chunks) -> str:
     """Writes `chunks` (bytes-likes) to a new temp file next to `final_name`, fsynced; returns its path."""
-    fd, tmp = _create_new(os.path.join(directory, os.path.basename(final_name)))
+    fd, tmp = create_new(os.path.join(directory, os.path.basename(final_name)))
     try:
         with os.fdopen(fd, "wb") as f:
             for c in chunks:
@@ -215,10 +193,11 @@ def remove_checkpoint_files(prefix: str, meta_graph_suffix: str = "meta") -> Non
 
 
 def remove_stale_files(save_path: str) -> None:
-    """Removes what killed saves of `save_path` or `save_path-<step>` left behind: temporaries, and data files
-    that no index refers to. Files of a checkpoint whose index is not ours (unreadable) are kept."""
+    """Removes what killed saves of `save_path` or `save_path-<step>` left behind: temporaries (of the index,
+    data and `.meta` files), and data files that no index refers to. Files of a checkpoint whose index is
+    not ours (unreadable) are kept."""
     directory = os.path.dirname(save_path) or "."
-    pattern = re.compile(re.escape(os.path.basename(save_path)) + r"(-\d+)?(\.index|" + _DATA_NAME + ")("
+    pattern = re.compile(re.escape(os.path.basename(save_path)) + r"(-\d+)?(\.index|\.meta|" + _DATA_NAME + ")("
                          + _TEMP_NAME + ")?$")
     try:
         names = os.listdir(directory)
@@ -227,7 +206,7 @@ def remove_stale_files(save_path: str) -> None:
     refs: dict = {}
     for name in names:
         m = pattern.match(name)
-        if m is None or (m.group(2) == INDEX_SUFFIX and not m.group(3)):
+        if m is None or (m.group(2) in (INDEX_SUFFIX, ".meta") and not m.group(3)):
             continue
         path = os.path.join(directory, name)
         if m.group(3):

@@ -23,7 +23,7 @@ from .. import tf_logging as logging
 from ..graph import GraphKeys, Operation
 from ..default_graph import get_default_graph
 from ..ops import array_ops, control_flow_ops, state_ops
-from . import training_util
+from . import meta_graph, training_util
 from .checkpoint_io import (INDEX_SUFFIX, CheckpointNotFoundError, os_error, read_checkpoint, read_index,
                             remove_checkpoint_files, remove_stale_files, write_checkpoint)
 from .checkpoint_management import (CheckpointState, checkpoint_exists, get_checkpoint_mtimes, get_checkpoint_state,
@@ -193,9 +193,20 @@ class Saver:
                 update_checkpoint_state(save_dir, prefix, self.last_checkpoints, latest_filename,
                                         self._save_relative_paths)
                 self._maybe_delete_old_checkpoints()
+            if write_meta_graph:  # after the checkpoint is whole, as TF; written whole or not at all
+                meta_graph.export_meta_graph(f"{prefix}.{meta_graph_suffix}", graph=self._graph,
+                                             saver_def=self.saver_def)
         except OSError as e:
             raise os_error(e, f"Failed to save checkpoint {prefix}") from None
         return prefix
+
+    @property
+    def saver_def(self):
+        """The SaverDef written into `.meta` files: max_to_keep, keep_checkpoint_every_n_hours, format V2."""
+        return meta_graph.saver_def_of(self._max_to_keep or 0, self._keep_every_n_hours)
+
+    def as_saver_def(self):
+        return self.saver_def
 
     def restore(self, sess, save_path):
         """Loads every saved variable from checkpoint `save_path`, all or nothing."""
@@ -241,8 +252,6 @@ class Saver:
         sess.run(self._restore_op, feed_dict=feed)
 
     # -- TF API odds and ends -------------------------------------------------
-    def as_saver_def(self):
-        raise NotImplementedError("SaverDef protos are not supported by this runtime")
-
     def to_proto(self, export_scope=None):
-        raise NotImplementedError("SaverDef protos are not supported by this runtime")
+        """`Saver.to_proto`: the SaverDef (as `saver_def`)."""
+        return self.saver_def
