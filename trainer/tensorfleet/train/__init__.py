@@ -31,6 +31,8 @@ from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkp
 from .saver import get_checkpoint_mtimes, remove_checkpoint
 from ..graph_io import write_graph
 from .meta_graph import export_meta_graph, import_meta_graph
+from .checkpoint_utils import (NewCheckpointReader, checkpoints_iterator, init_from_checkpoint, list_variables,
+                               load_checkpoint, load_variable)
 from ..protos.meta_graph_pb2 import SaverDef
 from .device_setter import GreedyLoadBalancingStrategy, byte_size_load_fn, replica_device_setter
 from ..distributed import ClusterDef, ClusterSpec, JobDef, Server, ServerDef
@@ -58,4 +60,5 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "JobDef", "Server", "ServerDef",
            "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
            "FloatList", "Int64List", "SummarySaverHook", "SummaryWriterCache", "write_graph",
-           "export_meta_graph", "import_meta_graph", "SaverDef"]
+           "export_meta_graph", "import_meta_graph", "SaverDef", "NewCheckpointReader", "checkpoints_iterator",
+           "init_from_checkpoint", "list_variables", "load_checkpoint", "load_variable"]
