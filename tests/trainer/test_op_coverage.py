@@ -45,6 +45,7 @@ FD_GRADIENT_TESTED = {
     "Atan2": "test_math_extra.py::test_atan2_broadcasts_and_its_gradient",
     "Abs": "test_math_ops.py::test_unary_gradients",
     "Add": "test_math_ops.py::test_binary_gradients_with_broadcasting",
+    "IdentityN": "test_custom_gradients.py::test_identity_n_values_and_finite_difference_gradient",
     "AddV2": "test_math_ops.py::test_add_v2_from_tensorflow_graphs_matches_numpy_and_finite_differences",
     "AddN": "test_gradients_more.py::test_add_n_gradient",
     "AvgPool": "test_conv_ops.py::test_pool_gradients_finite_differences",

@@ -45,6 +45,8 @@ from .ops.numerics import *  # noqa: F401,F403  (tf.check_numerics, tf.verify_te
 from .ops.nn_ops import sigmoid, tanh  # noqa: F401  (tf.sigmoid / tf.tanh; the rest of nn stays in tf.nn)
 from .op_registry import NotDifferentiable, RegisterGradient
 from .autodiff import gradients
+from .ops.identity_n_op import identity_n  # noqa: F401
+from .custom_gradients import custom_gradient, hessians  # noqa: F401  (also Graph.gradient_override_map)
 from .ops.cond_ops import case, cond, switch_case  # noqa: F401  (functional control flow: docs/control-flow.md)
 from .ops.while_ops import while_loop  # noqa: F401
 from .ops.functional_map_ops import foldl, foldr, map_fn, scan  # noqa: F401

@@ -11,7 +11,7 @@ from typing import Optional
 
 from .graph import Tensor
 from .default_graph import convert_to_tensor, get_default_graph
-from .op_registry import get_op_def
+from .op_registry import get_op_def, gradient_function
 from .ops import array_ops, math_ops
 
 
@@ -77,14 +77,16 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             if all(t in xs_set for t in op._outputs) and not any(t._op in between for t in op._inputs):
                 continue  # a source: nothing upstream needs a gradient
             op_def = get_op_def(op.type)
-            if op_def.not_differentiable:
+            overridden = getattr(op, "_gradient_override", None) is not None
+            if op_def.not_differentiable and not overridden:
                 continue
-            if op_def.grad_fn is None:
+            grad_fn = gradient_function(op)
+            if grad_fn is None:
                 raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
             with g.name_scope(op.name + "_grad"), \
                     (g.colocate_with(op) if colocate_gradients_with_ops else _null()):
-                in_grads = op_def.grad_fn(op, *[gr if gr is not None else _zeros_like(t)
-                                                for gr, t in zip(out_grads, op._outputs)])
+                in_grads = grad_fn(op, *[gr if gr is not None else _zeros_like(t)
+                                         for gr, t in zip(out_grads, op._outputs)])
             in_grads = _as_list(in_grads)
             if len(in_grads) != len(op._inputs):
                 raise ValueError(f"Gradient function for {op.type} returned {len(in_grads)} gradients, "

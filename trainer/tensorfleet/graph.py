@@ -251,6 +251,9 @@ class Graph:
             controls = self._current_control_inputs(inputs)
             op = Operation(self, op_type, name, inputs, controls, attrs or {}, self._last_id)
             op._infer_outputs()
+            overrides = self.__dict__.get("_gradient_override_map")  # set by gradient_overrides.py
+            if overrides and op_type in overrides:
+                op._gradient_override = overrides[op_type]
             place_new_op(op, self._colocation_stack, self._device_stack)
             self._ops.append(op)
             self._ops_by_name[name] = op

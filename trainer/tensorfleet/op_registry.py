@@ -72,7 +72,43 @@ def not_differentiable(op_type: str) -> None:
 
 
 NotDifferentiable = not_differentiable
-RegisterGradient = register_gradient
+#: gradients registered under a name that is not an op type, for `Graph.gradient_override_map`
+_GRADIENTS_BY_NAME: dict[str, GradFn] = {}
+
+
+class RegisterGradient:
+    """`tf.RegisterGradient(name)`: a decorator registering `f(op, *grads)` as the gradient of op type `name`,
+    or, for a name that is no op type, a gradient that `Graph.gradient_override_map` can assign to ops."""
+
+    def __init__(self, op_type: str):
+        if not isinstance(op_type, str):
+            raise TypeError("op_type must be a string")
+        self._op_type = op_type
+
+    def __call__(self, f: GradFn) -> GradFn:
+        op_def = _REGISTRY.get(self._op_type)
+        if self._op_type in _GRADIENTS_BY_NAME or (op_def is not None and op_def.grad_fn is not None):
+            raise KeyError(f"Registering two gradient with name '{self._op_type}'!")
+        if op_def is not None:
+            op_def.grad_fn = f
+        else:
+            _GRADIENTS_BY_NAME[self._op_type] = f
+        return f
+
+
+def gradient_function(op) -> Optional[GradFn]:
+    """The gradient of `op`: the one its `gradient_override_map` entry names, else its type's (None if none).
+    LookupError when an override names no registered gradient."""
+    override = getattr(op, "_gradient_override", None)
+    if override is None:
+        return _REGISTRY[op.type].grad_fn
+    if override in _GRADIENTS_BY_NAME:
+        return _GRADIENTS_BY_NAME[override]
+    op_def = _REGISTRY.get(override)
+    if op_def is not None and op_def.grad_fn is not None:
+        return op_def.grad_fn
+    raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type}): its "
+                      f"gradient_override_map entry names {override!r}, which no RegisterGradient defined")
 
 
 def get_op_def(op_type: str) -> OpDef:

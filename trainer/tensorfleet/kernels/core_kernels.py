@@ -47,6 +47,11 @@ def identity(ctx, x):
     return x
 
 
+@register_kernel("IdentityN")
+def identity_n(ctx, *xs):
+    return tuple(xs)
+
+
 @register_kernel("NoOp")
 def no_op(ctx):
     return None
