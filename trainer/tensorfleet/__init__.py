@@ -47,6 +47,8 @@ from .op_registry import NotDifferentiable, RegisterGradient
 from .autodiff import gradients
 from .ops.identity_n_op import identity_n  # noqa: F401
 from .ops.template import make_template  # noqa: F401
+from .ops.partitioned_variables import (fixed_size_partitioner, min_max_variable_partitioner,  # noqa: F401
+                                        variable_axis_size_partitioner)
 from .custom_gradients import custom_gradient, hessians  # noqa: F401  (also Graph.gradient_override_map)
 from .ops.cond_ops import case, cond, switch_case  # noqa: F401  (functional control flow: docs/control-flow.md)
 from .ops.while_ops import while_loop  # noqa: F401

@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import inspect
 
+import numpy as np
+
 from .. import dtypes as _dtypes
 from ..graph import GraphKeys, Tensor
 from ..default_graph import get_default_graph
@@ -139,6 +141,7 @@ class _VariableStore:
 
     def __init__(self):
         self.vars: dict = {}
+        self.partitioned: dict = {}  # name -> PartitionedVariable
         self.current_scope = VariableScope(False)
         self.variable_scopes_count: dict = {}
 
@@ -162,6 +165,9 @@ class _VariableStore:
         def true_getter(name, shape=None, dtype=_dtypes.float32, initializer=None, regularizer=None,
                         reuse=None, trainable=True, collections=None, caching_device=None, partitioner=None,
                         validate_shape=True, use_resource=None, constraint=None, **kwargs):
+            if partitioner is not None:
+                return self._get_partitioned_variable(name, partitioner, shape, dtype, initializer, regularizer,
+                                                      reuse, trainable, collections, validate_shape, constraint)
             return self._get_single_variable(name, shape, dtype, initializer, regularizer, reuse, trainable,
                                              collections, validate_shape, constraint)
 
@@ -171,11 +177,49 @@ class _VariableStore:
                                  collections=collections, caching_device=caching_device, partitioner=partitioner,
                                  validate_shape=validate_shape, constraint=constraint)
         return true_getter(name, shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
-                           reuse=reuse, trainable=trainable, collections=collections,
+                           reuse=reuse, trainable=trainable, collections=collections, partitioner=partitioner,
                            validate_shape=validate_shape, constraint=constraint)
 
+    def _get_partitioned_variable(self, name, partitioner, shape, dtype, initializer, regularizer, reuse, trainable,
+                                  collections, validate_shape, constraint):
+        """One Variable per slice (`<name>/part_<i>`) grouped as a PartitionedVariable (partitioned_variables.py)."""
+        from . import partitioned_variables as pv
+        if name in self.partitioned:
+            if reuse is False:
+                raise ValueError(f"Partitioned variable with name {name} already exists. Did you mean to set "
+                                 f"reuse=True or reuse=tf.AUTO_REUSE in VarScope?")
+            found = self.partitioned[name]
+            if shape is not None and not as_shape(shape).is_compatible_with(found.get_shape()):
+                raise ValueError(f"Trying to reuse partitioned variable {name}, but specified shape {as_shape(shape)} "
+                                 f"and found shape {found.get_shape()}.")
+            return found
+        if reuse is True:
+            raise ValueError(f"PartitionedVariable {name} does not exist, or was not created with "
+                             f"tf.get_variable(). Did you mean to set reuse=tf.AUTO_REUSE in VarScope?")
+        if name in self.vars:
+            raise ValueError(f"A partitioner was passed, but an unpartitioned version of the variable was found: "
+                             f"{name}. Perhaps a variable of the same name was already created without partitioning?")
+        from_value = initializer is not None and not callable(initializer)
+        if from_value and shape is not None:
+            raise ValueError("If initializer is a constant, do not specify shape.")
+        dtype = _dtypes.as_dtype(dtype)
+        full = as_shape(np.shape(initializer) if from_value else shape)
+        if not full.is_fully_defined():
+            raise ValueError(f"Partitioned variable {name} needs a fully defined shape, got {full}")
+        partitions = list(partitioner(shape=full, dtype=dtype))
+        parts = []
+        for i, (offset, part_shape) in enumerate(pv.slices(full.as_list(), partitions, name)):
+            info = pv.PartitionInfo(tuple(full.as_list()), offset)
+            v = self._get_single_variable(f"{name}/part_{i}", None if from_value else part_shape, dtype,
+                                          pv.initial_part(initializer, from_value, offset, part_shape), regularizer,
+                                          reuse, trainable, collections, validate_shape, constraint, info)
+            v._save_slice_info = pv.SaveSliceInfo(name, tuple(full.as_list()), offset, part_shape)
+            parts.append(v)
+        self.partitioned[name] = pv.PartitionedVariable(name, full, dtype, parts, partitions)
+        return self.partitioned[name]
+
     def _get_single_variable(self, name, shape, dtype, initializer, regularizer, reuse, trainable, collections,
-                             validate_shape, constraint):
+                             validate_shape, constraint, partition_info=None):
         initializing_from_value = initializer is not None and not callable(initializer)
         if shape is not None and initializing_from_value:
             raise ValueError("If initializer is a constant, do not specify shape.")
@@ -204,7 +248,7 @@ class _VariableStore:
             if inspect.isclass(initializer):
                 initializer = initializer()
             if shape.is_fully_defined():
-                init_val = _bind_initializer(initializer, shape.as_list(), dtype)
+                init_val = _bind_initializer(initializer, shape.as_list(), dtype, partition_info)
                 variable_dtype = dtype
             elif _takes_no_required_args(initializer):
                 init_val, variable_dtype = initializer, None
@@ -258,7 +302,7 @@ def _takes_no_required_args(fn) -> bool:
                for p in sig.parameters.values())
 
 
-def _bind_initializer(initializer, shape, dtype):
+def _bind_initializer(initializer, shape, dtype, partition_info=None):
     """A no-argument callable for Variable: initializer(shape, dtype=..., partition_info=None) as TF calls it."""
     try:
         params = inspect.signature(initializer).parameters
@@ -268,7 +312,7 @@ def _bind_initializer(initializer, shape, dtype):
     if "dtype" in params or any(p.kind == p.VAR_KEYWORD for p in params.values()):
         kwargs["dtype"] = dtype
     if "partition_info" in params or any(p.kind == p.VAR_KEYWORD for p in params.values()):
-        kwargs["partition_info"] = None
+        kwargs["partition_info"] = partition_info
     return lambda: initializer(shape, **kwargs)
 
 

@@ -10,6 +10,8 @@ which slots they need and which apply op they build.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .. import dtypes as _dtypes
@@ -42,8 +44,13 @@ def create_slot(primary, initial_value_fn, op_name: str):
     """
     g = primary.op.graph
     with g.as_default(), g.control_dependencies(None), g.name_scope(None), g.colocate_with(primary.op):
-        return state_ops.Variable(initial_value_fn, trainable=False, name=f"{primary.op.name}/{op_name}",
+        slot = state_ops.Variable(initial_value_fn, trainable=False, name=f"{primary.op.name}/{op_name}",
                                   dtype=primary.dtype)
+    info = getattr(primary, "_save_slice_info", None)
+    if info is not None:  # a part of a partitioned variable: the slot is the same part of `<full name>/<slot>`
+        slot_name = slot.op.name[len(primary.op.name) + 1:]
+        slot._save_slice_info = dataclasses.replace(info, full_name=f"{info.full_name}/{slot_name}")
+    return slot
 
 
 class Optimizer:
@@ -81,6 +88,9 @@ class Optimizer:
             var_list = loss.graph.get_collection(GraphKeys.TRAINABLE_VARIABLES)
         else:
             var_list = list(var_list.values()) if isinstance(var_list, dict) else list(var_list)
+            # a PartitionedVariable stands for its parts (TF's _get_variable_list)
+            var_list = [p for v in var_list for p in (v._get_variable_list() if hasattr(v, "_get_variable_list")
+                                                      else [v])]
         if not var_list:
             raise ValueError("No variables to optimize.")
         grads = _gradients(loss, var_list, grad_ys=grad_loss, aggregation_method=aggregation_method,

@@ -49,10 +49,13 @@ def _as_variable_tensor(v):
     return op.outputs[0]
 
 
-def _var_map(var_list) -> dict:
+def _var_map(var_list) -> tuple:
+    """(key -> variable tensor, key -> (full shape, [(part tensor, offset, shape)])): the parts of a partitioned
+    variable (ops/partitioned_variables.py) are saved as one whole tensor under its name."""
     if var_list is None:
         var_list = get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES) + \
                    get_default_graph().get_collection("saveable_objects")
+    sliced: dict = {}
     if isinstance(var_list, dict):
         items = list(var_list.items())
     else:
@@ -60,16 +63,28 @@ def _var_map(var_list) -> dict:
         for v in var_list:
             if isinstance(v, (list, tuple)):
                 raise TypeError(f"Variable to save is not a Variable: {v!r}")
-            items.append((_saveable_name(_as_variable_tensor(v)), v))
+            for part in (v._get_variable_list() if hasattr(v, "_get_variable_list") else [v]):
+                info = getattr(part, "_save_slice_info", None)
+                if info is None:
+                    items.append((_saveable_name(_as_variable_tensor(part)), part))
+                    continue
+                entry = sliced.setdefault(info.full_name, (info.full_shape, []))
+                t = _as_variable_tensor(part)
+                if all(t is not other for other, _, _ in entry[1]):
+                    entry[1].append((t, info.var_offset, info.var_shape))
     out = {}
     for key, v in items:
         t = _as_variable_tensor(v)
-        if key in out:
-            if out[key] is t:
+        if key in out or key in sliced:
+            if out.get(key) is t:
                 continue
             raise ValueError(f"At least two variables have the same name: {key}")
         out[key] = t
-    return out
+    return out, sliced
+
+
+def _index_of(offset, shape) -> tuple:
+    return tuple(slice(o, o + n) for o, n in zip(offset, shape, strict=True))
 
 
 class Saver:
@@ -101,26 +116,39 @@ class Saver:
         """Resolves the variables and creates the restore ops (placeholders + Assigns) once."""
         if self._built:
             return
-        self._vars = _var_map(self._var_list)
-        if not self._vars:
+        self._vars, self._sliced = _var_map(self._var_list)
+        if not self._vars and not self._sliced:
             if self._allow_empty:
                 self._is_empty = True
                 self._built = True
                 return
             raise ValueError("No variables to save")
-        g = next(iter(self._vars.values())).graph
+        g = next(iter(self._vars.values()) if self._vars else iter(self._sliced.values()))
+        g = g.graph if self._vars else g[1][0][0].graph
         self._graph = g
         self._restore_feeds = {}
         assigns = []
+        parts = [((key, i), t) for key, (_, ps) in self._sliced.items() for i, (t, _, _) in enumerate(ps)]
         with g.as_default(), g.control_dependencies(None), g.name_scope(None), \
                 g.name_scope(self._name or "save"):
-            for key, t in self._vars.items():
+            for key, t in list(self._vars.items()) + parts:
                 ph = array_ops.placeholder(t.dtype, t.shape, name="restore_value")
                 self._restore_feeds[key] = ph
                 assigns.append(state_ops.assign(t, ph, validate_shape=t.shape.is_fully_defined(), name="Assign"))
             self._restore_op = control_flow_ops.group(*assigns, name="restore_all")
         self._save_fetches = dict(self._vars)
+        self._save_fetches.update(parts)
         self._built = True
+
+    def _whole_tensors(self, values: dict) -> dict:
+        """The fetched values keyed for the checkpoint: each partitioned variable assembled from its parts."""
+        out = {k: np.asarray(values[k]) for k in self._vars}
+        for key, (full_shape, parts) in self._sliced.items():
+            whole = np.empty(full_shape, dtype=parts[0][0].dtype.as_numpy_dtype)
+            for i, (_, offset, shape) in enumerate(parts):
+                whole[_index_of(offset, shape)] = values[(key, i)]
+            out[key] = whole
+        return out
 
     # -- bookkeeping of kept checkpoints --------------------------------------
     @property
@@ -187,7 +215,7 @@ class Saver:
         values = sess.run(self._save_fetches)
         try:
             remove_stale_files(save_path)
-            write_checkpoint(prefix, {k: np.asarray(v) for k, v in values.items()})
+            write_checkpoint(prefix, self._whole_tensors(values))
             if write_state:
                 self._record_last_checkpoint(prefix)
                 update_checkpoint_state(save_dir, prefix, self.last_checkpoints, latest_filename,
@@ -226,7 +254,8 @@ class Saver:
             raise RuntimeError("The Session graph is not the same graph the Saver was built in.")
         doc = read_index(save_path)
         entries = doc["tensors"]
-        for key, t in self._vars.items():  # metadata first: names, dtypes, shapes
+        wholes = [(key, ps[0][0], full) for key, (full, ps) in self._sliced.items()]
+        for key, t, full in [(k, t, None) for k, t in self._vars.items()] + wholes:  # metadata first
             e = entries.get(key)
             if e is None:
                 raise errors.NotFoundError(
@@ -239,16 +268,21 @@ class Saver:
                     None, None, f"Restoring from checkpoint failed: tensor_name = {key}; expected dtype "
                                 f"{t.dtype.name} (variable {t.op.name}) does not equal original dtype {e['dtype']} "
                                 f"in checkpoint {save_path}")
-            if not t.shape.is_compatible_with(tuple(e["shape"])):
+            lhs = list(full) if full is not None else t.shape.as_list() if t.shape.ndims is not None else "?"
+            if (tuple(full) != tuple(e["shape"])) if full is not None else \
+                    not t.shape.is_compatible_with(tuple(e["shape"])):
                 raise errors.InvalidArgumentError(
                     None, None, "Restoring from checkpoint failed. This is most likely due to a mismatch between "
                                 "the current graph and the graph from the checkpoint. Please ensure that you have "
                                 "not altered the graph expected based on the checkpoint. Original error:\n\n"
                                 f"Assign requires shapes of both tensors to match. lhs shape= "
-                                f"{t.shape.as_list() if t.shape.ndims is not None else '?'} rhs shape= "
+                                f"{lhs} rhs shape= "
                                 f"{list(e['shape'])} (variable {t.op.name}, checkpoint key {key})")
-        values = read_checkpoint(save_path, list(self._vars))  # verifies sizes and checksums
-        feed = {self._restore_feeds[k]: v for k, v in values.items()}
+        values = read_checkpoint(save_path, list(self._vars) + list(self._sliced))  # verifies sizes, checksums
+        feed = {self._restore_feeds[k]: values[k] for k in self._vars}
+        for key, (_, parts) in self._sliced.items():
+            for i, (_, offset, shape) in enumerate(parts):
+                feed[self._restore_feeds[(key, i)]] = values[key][_index_of(offset, shape)]
         sess.run(self._restore_op, feed_dict=feed)
 
     # -- TF API odds and ends -------------------------------------------------
