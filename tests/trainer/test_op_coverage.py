@@ -278,6 +278,8 @@ FORWARD_ONLY = {
                "test_math_extra.py::test_py_func_runs_python_on_the_values"),
     "ParseExample": ("parses serialized protos: no differentiable input",
                      "test_tfrecord_data.py::test_parse_example_batch_matches_the_rows"),
+    "ParseSequenceExample": ("parses serialized protos: no differentiable input",
+                             "test_sequence_parsing.py::test_batched_sequence_examples_are_padded_with_lengths"),
     "CandidateSampler": (_RANDOM + " (integer candidates)",
                          "test_candidate_sampling.py::test_log_uniform_sampler_follows_zipf_and_reports_expected_counts"),
     "Unique": ("integer indices and values picked out (TF: no gradient)",

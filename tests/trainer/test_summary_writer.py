@@ -311,3 +311,20 @@ def test_writers_left_open_are_closed_at_exit(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120, env=env)
     assert [s.value for s in _accumulator(tmp_path).Scalars("x")] == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+def test_summary_iterator_reads_back_what_the_writer_wrote(tmp_path):
+    """tf.train.summary_iterator against the FileWriter's own output (and TensorBoard's loader as a second
+    reader of the same file): the file_version event first, then each summary at its step, in order."""
+    writer = tf.summary.FileWriter(str(tmp_path))
+    for step, value in ((1, 0.5), (2, 0.25), (5, -1.0)):
+        writer.add_summary(tf.Summary(value=[tf.Summary.Value(tag="loss", simple_value=value)]), step)
+    writer.close()
+    (path,) = [str(p) for p in tmp_path.iterdir()]
+    events = list(tf.train.summary_iterator(path))
+    assert events[0].file_version.startswith("brain.Event:")
+    assert [(e.step, e.summary.value[0].simple_value) for e in events[1:]] == [(1, 0.5), (2, 0.25), (5, -1.0)]
+    tb = [ev for ev in efl.EventFileLoader(path).Load()]
+    assert [e.step for e in tb] == [e.step for e in events]
+    with pytest.raises(tf.errors.NotFoundError):
+        next(tf.train.summary_iterator(str(tmp_path / "missing")))

@@ -78,6 +78,11 @@ from .ops import parsing_ops as _parsing  # noqa: E402
 _IO = {"decode_raw": _str.decode_raw, "decode_csv": _str.decode_csv, "parse_example": _parsing.parse_example,
        "parse_single_example": _parsing.parse_single_example, "FixedLenFeature": _parsing.FixedLenFeature,
        "VarLenFeature": _parsing.VarLenFeature}
+from .ops import sequence_parsing_ops as _seq_parsing  # noqa: E402
+
+_IO.update(FixedLenSequenceFeature=_seq_parsing.FixedLenSequenceFeature,
+           parse_single_sequence_example=_seq_parsing.parse_single_sequence_example,
+           parse_sequence_example=_seq_parsing.parse_sequence_example)
 
 
 def _extend_io(members: dict) -> types.ModuleType:

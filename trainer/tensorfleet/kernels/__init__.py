@@ -5,6 +5,7 @@ from . import check_kernels, index_kernels, queue_kernels, scan_sort_kernels  # 
 from . import accumulator_kernels  # noqa: F401
 from . import summary_kernels  # noqa: F401
 from . import array_extra_kernels, math_extra_kernels, parsing_kernels, sampling_kernels  # noqa: F401
+from . import sequence_parsing_kernels  # noqa: F401
 from . import string_kernels  # noqa: F401
 from . import rnn_kernels  # noqa: F401
 from . import loop_accumulator_kernels  # noqa: F401  (map_fn / scan accumulators)
