@@ -26,6 +26,7 @@ from ..protos.summary_pb2 import Summary
 from ..summary.writer import FileWriterCache
 from ..train import basic_session_run_hooks as hooks_lib
 from ..train import checkpoint_io
+from ..train.checkpoint_utils import checkpoint_prefix
 from ..train.device_setter import replica_device_setter
 from ..train.monitored_session import ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession
 from ..train.saver import Saver, latest_checkpoint
@@ -63,16 +64,6 @@ def _replica_device_setter(config):
     worker_device = f"/job:{config.task_type}/task:{config.task_id}" if config.task_type else "/job:worker"
     return replica_device_setter(ps_tasks=config.num_ps_replicas, worker_device=worker_device, merge_devices=True,
                                  ps_ops=list(STANDARD_PS_OPS), cluster=config.cluster_spec)
-
-
-def _checkpoint_path(path):
-    """A checkpoint prefix from a directory (its latest checkpoint) or a prefix."""
-    if os.path.isdir(path):
-        latest = latest_checkpoint(path)
-        if latest is None:
-            raise ValueError(f"Couldn't find a checkpoint in {path}")
-        return latest
-    return path
 
 
 def _load_global_step(model_dir):
@@ -393,7 +384,7 @@ def _close_feeders(hooks) -> None:
 
 def _install_warm_start(scaffold, settings):
     """Scaffold's `init_fn` loads the matching trainable variables from the checkpoint after initialisation."""
-    ckpt = _checkpoint_path(settings.ckpt_to_initialize_from)
+    ckpt = checkpoint_prefix(settings.ckpt_to_initialize_from)
     wanted = settings.vars_to_warm_start
     variables = get_collection(GraphKeys.TRAINABLE_VARIABLES)
     if isinstance(wanted, str):

@@ -35,13 +35,19 @@ class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
     """`tf.VarLenFeature(dtype)`."""
 
 
+def feature_dtype(key: str, f):
+    """The feature's dtype; ValueError naming the feature if examples cannot hold it."""
+    dtype = _dtypes.as_dtype(f.dtype)
+    if dtype not in _ALLOWED:
+        raise ValueError(f"Feature {key!r}: dtype {dtype.name} is not supported (float32, int64 or string)")
+    return dtype
+
+
 def _spec(features: dict):
     dense, sparse = [], []
     for key in sorted(features):
         f = features[key]
-        dtype = _dtypes.as_dtype(f.dtype)
-        if dtype not in _ALLOWED:
-            raise ValueError(f"Feature {key!r}: dtype {dtype.name} is not supported (float32, int64 or string)")
+        dtype = feature_dtype(key, f)
         if isinstance(f, VarLenFeature):
             sparse.append((key, dtype))
         elif isinstance(f, FixedLenFeature):

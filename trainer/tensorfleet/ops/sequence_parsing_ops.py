@@ -20,7 +20,7 @@ from ..default_graph import name_scope
 from ..tensor_shape import TensorShape, as_shape
 from .array_ops import _to_numpy
 from .common import NotDifferentiable, convert_to_tensor, make_op, register_op
-from .parsing_ops import _ALLOWED, _spec
+from .parsing_ops import _spec, feature_dtype
 from .string_ops import SparseTensor
 
 
@@ -36,9 +36,7 @@ def _sequence_spec(features: dict):
     dense, sparse = [], []
     for key in sorted(features or {}):
         f = features[key]
-        dtype = _dtypes.as_dtype(f.dtype)
-        if dtype not in _ALLOWED:
-            raise ValueError(f"Feature {key!r}: dtype {dtype.name} is not supported (float32, int64 or string)")
+        dtype = feature_dtype(key, f)
         if isinstance(f, FixedLenSequenceFeature):
             shape = as_shape(f.shape)
             if not shape.is_fully_defined():

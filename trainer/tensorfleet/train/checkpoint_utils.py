@@ -60,7 +60,8 @@ def NewCheckpointReader(filepattern) -> CheckpointReader:  # noqa: N802  (TF's n
     return CheckpointReader(prefix)
 
 
-def _checkpoint_prefix(ckpt_dir_or_file) -> str:
+def checkpoint_prefix(ckpt_dir_or_file) -> str:
+    """A checkpoint prefix from a directory (its latest checkpoint) or a prefix."""
     path = os.fspath(ckpt_dir_or_file)
     if os.path.isdir(path):
         prefix = latest_checkpoint(path)
@@ -72,7 +73,7 @@ def _checkpoint_prefix(ckpt_dir_or_file) -> str:
 
 def load_checkpoint(ckpt_dir_or_file) -> CheckpointReader:
     """A reader for the checkpoint, or for the latest one of a directory."""
-    return NewCheckpointReader(_checkpoint_prefix(ckpt_dir_or_file))
+    return NewCheckpointReader(checkpoint_prefix(ckpt_dir_or_file))
 
 
 def load_variable(ckpt_dir_or_file, name: str) -> np.ndarray:
