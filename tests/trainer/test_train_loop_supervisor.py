@@ -125,3 +125,27 @@ def test_summary_service_and_summary_computed_write_events(tmp_path):
                         for r in tf_record_iterator(os.path.join(logdir, f))
                         for v in Event.FromString(r).summary.value}
         assert {"w_value", "manual"} <= tags
+
+
+def test_basic_train_loop_runs_steps_until_the_supervisor_stops(tmp_path):
+    """tf.train.basic_train_loop (TF 1.15): the step function gets the managed session and the given args."""
+    step = tf.train.get_or_create_global_step()
+    inc = tf.assign_add(step, 1)
+    sv = tf.train.Supervisor(logdir=str(tmp_path), save_model_secs=0, save_summaries_secs=0)
+    seen = []
+
+    def train_step(sess, scale, limit=None):
+        value = sess.run(inc)
+        seen.append(value * scale)
+        if value >= limit:
+            sv.request_stop()
+
+    tf.train.basic_train_loop(sv, train_step, args=(10,), kwargs={"limit": 3})
+    assert seen == [10, 20, 30]
+
+
+def test_generate_checkpoint_state_proto_follows_tfs_path_rules():
+    state = tf.train.generate_checkpoint_state_proto("ckpts", "ckpts/model-3", ["ckpts/model-2"])
+    assert state.model_checkpoint_path == "model-3" and state.all_model_checkpoint_paths == ["model-2", "model-3"]
+    absolute = tf.train.generate_checkpoint_state_proto("/abs/ckpts", "/abs/ckpts/model-3")
+    assert absolute.all_model_checkpoint_paths == ["/abs/ckpts/model-3"]

@@ -29,6 +29,8 @@ from .optimizer import Optimizer
 from .rmsprop import RMSPropOptimizer
 from .saver import Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint, CheckpointState
 from .saver import get_checkpoint_mtimes, remove_checkpoint
+from .checkpoint_management import generate_checkpoint_state_proto, update_checkpoint_state
+from .supervisor import basic_train_loop
 from ..graph_io import write_graph
 from ..summary.summary_iterator import summary_iterator
 from .meta_graph import export_meta_graph, import_meta_graph
@@ -62,4 +64,5 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
            "FloatList", "Int64List", "SummarySaverHook", "SummaryWriterCache", "write_graph",
            "export_meta_graph", "import_meta_graph", "SaverDef", "NewCheckpointReader", "checkpoints_iterator",
-           "init_from_checkpoint", "list_variables", "load_checkpoint", "load_variable", "summary_iterator"]
+           "init_from_checkpoint", "list_variables", "load_checkpoint", "load_variable", "summary_iterator",
+           "generate_checkpoint_state_proto", "update_checkpoint_state", "basic_train_loop"]

@@ -110,9 +110,11 @@ def _relpath(path: str, start: str) -> str:
     return rel + os.sep if path.endswith(os.sep) and not rel.endswith(os.sep) else rel
 
 
-def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoint_paths=None, latest_filename=None,
-                            save_relative_paths=False) -> None:
-    """Writes the `checkpoint` state file atomically (temp file + rename), TF's path rules included."""
+def generate_checkpoint_state_proto(save_dir, model_checkpoint_path, all_model_checkpoint_paths=None,
+                                    all_model_checkpoint_timestamps=None, last_preserved_timestamp=None,
+                                    save_relative_paths=False) -> CheckpointState:
+    """`tf.train.generate_checkpoint_state_proto`: the CheckpointState with TF's path rules (the latest last in
+    the list; relative paths made relative to a relative `save_dir`, or all relative with save_relative_paths)."""
     paths = list(all_model_checkpoint_paths or [])
     if not paths or paths[-1] != model_checkpoint_path:
         paths.append(model_checkpoint_path)
@@ -122,7 +124,15 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
     elif not os.path.isabs(save_dir):  # TF: relative paths are rewritten relative to save_dir
         rel = lambda p: p if os.path.isabs(p) else _relpath(p, save_dir)  # noqa: E731
         model_checkpoint_path, paths = rel(model_checkpoint_path), [rel(p) for p in paths]
-    state = CheckpointState(model_checkpoint_path, paths)
+    return CheckpointState(model_checkpoint_path, paths)
+
+
+def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoint_paths=None, latest_filename=None,
+                            save_relative_paths=False, all_model_checkpoint_timestamps=None,
+                            last_preserved_timestamp=None) -> None:
+    """`tf.train.update_checkpoint_state`: writes the `checkpoint` state file atomically (temp file + rename)."""
+    state = generate_checkpoint_state_proto(save_dir, model_checkpoint_path, all_model_checkpoint_paths,
+                                            save_relative_paths=save_relative_paths)
     target = _state_path(save_dir, latest_filename)
     if os.path.isdir(target):
         raise errors.InvalidArgumentError(None, None, f"{target} is a directory, cannot write the checkpoint state")

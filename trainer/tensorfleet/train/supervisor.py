@@ -30,7 +30,7 @@ from .coordinator import Coordinator, LooperThread
 from .saver import Saver
 from .session_manager import DEFAULT_RECOVERY_WAIT_SECS, SessionManager, report_uninitialized_variables
 
-__all__ = ["Supervisor"]
+__all__ = ["Supervisor", "basic_train_loop"]
 
 
 def _file_writer(logdir, graph):
@@ -274,3 +274,11 @@ class _Looper(LooperThread):
         with self._coord.stop_on_exception():  # the first checkpoint after one interval, as TF's SVTimerCheckpoint
             while not self._coord.wait_for_stop(self._timer_interval_secs):
                 self.run_loop()
+
+
+def basic_train_loop(supervisor, train_step_fn, args=None, kwargs=None, master=""):
+    """`tf.train.basic_train_loop`: `train_step_fn(sess, *args, **kwargs)` in a managed session until the
+    supervisor says stop."""
+    with supervisor.managed_session(master) as sess:
+        while not supervisor.should_stop():
+            train_step_fn(sess, *(args or ()), **(kwargs or {}))
