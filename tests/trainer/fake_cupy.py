@@ -378,7 +378,7 @@ def _linalg_function(f):
 #: cupy.linalg (cupy/linalg/__init__.py re-exports numpy's LinAlgError)
 linalg = SimpleNamespace(LinAlgError=np.linalg.LinAlgError, **{
     n: _linalg_function(getattr(np.linalg, n)) for n in ("inv", "det", "slogdet", "cholesky", "qr", "svd", "solve",
-                                                         "eigh", "norm", "pinv", "lstsq")})
+                                                         "eigh", "eigvalsh", "norm", "pinv", "lstsq")})
 
 
 # -- cuda: devices, streams and graphs, events, pinned memory, the memory pool -------------------------

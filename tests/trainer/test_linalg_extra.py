@@ -180,6 +180,24 @@ def test_singular_inputs_fail_with_tfs_errors_naming_the_node():
     assert _run(tf.matrix_determinant(singular)) == pytest.approx([0.0], abs=1e-12)
 
 
+def test_bad_shapes_known_only_at_run_time_fail_naming_the_node():
+    p = tf.placeholder(tf.float64, None, name="p")
+    r = tf.placeholder(tf.float64, None, name="r")
+    cases = [(tf.matrix_inverse(p, name="a"), {p: np.ones((2, 3))}, "Input matrix must be square"),
+             (tf.cholesky(p, name="b"), {p: np.ones(3)}, "must have rank >= 2, got 1"),
+             (tf.matrix_solve(p, r, name="c"), {p: np.eye(2), r: np.ones((3, 1))}, "same number of rows"),
+             (tf.matrix_triangular_solve(p, r, name="d"), {p: np.eye(2)[None], r: np.ones((2, 2, 1))},
+              "same outer dimensions"),
+             (tf.svd(p, compute_uv=False, name="e"), {p: np.ones(3)}, "must have rank >= 2"),
+             (tf.matrix_diag(p, name="f"), {p: 1.0}, "at least 1-dim"),
+             (tf.matrix_set_diag(p, r, name="g"), {p: np.ones((2, 3)), r: np.ones(3)}, "diagonal must have shape"),
+             (tf.cross(p, r, name="h"), {p: np.ones((2, 4)), r: np.ones((2, 4))}, "Inner dimension of inputs must be 3")]
+    for t, feed, msg in cases:
+        with pytest.raises(tf.errors.InvalidArgumentError) as e:
+            _run(t, feed)
+        assert msg in str(e.value) and f"node {t.op.name}]]" in str(e.value), str(e.value)
+
+
 def test_bad_shapes_and_dtypes_fail_at_graph_build_naming_the_op():
     with pytest.raises(ValueError, match=r"Dimensions must be equal, but are 2 and 3 for 'MatrixInverse'"):
         tf.matrix_inverse(tf.zeros([2, 3]))
@@ -260,6 +278,24 @@ def test_svd_gradient(shape, full):
     check_gradients(lambda x: tf.svd(x, compute_uv=False), [a])
 
 
+def test_self_adjoint_eig_forward_and_gradient():
+    a = _spd(2, 4, seed=6) + RNG.standard_normal((2, 4, 4))  # eigh reads the lower triangle only, as TF's
+    lower = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
+    e, v = _run(tf.self_adjoint_eig(a))
+    np.testing.assert_allclose(e, np.linalg.eigvalsh(lower), rtol=1e-12)
+    np.testing.assert_allclose(_run(tf.linalg.eigvalsh(a.astype(np.float32))), np.linalg.eigvalsh(lower), rtol=1e-5)
+    np.testing.assert_allclose((v * e[..., None, :]) @ np.swapaxes(v, -1, -2), lower, atol=1e-12)
+    assert tf.linalg.eigh is tf.self_adjoint_eig and tf.linalg.eigvalsh is tf.self_adjoint_eigvals
+
+    def normalized(x):
+        e, v = tf.self_adjoint_eig(x)
+        v = v * tf.sign(v[..., 0:1, :])  # eigenvectors are unique up to sign
+        return tf.concat([tf.reshape(e, [-1]), tf.reshape(v, [-1])], 0)
+
+    check_gradients(normalized, [a], rtol=1e-4, atol=1e-5)
+    check_gradients(lambda x: tf.self_adjoint_eigvals(x), [a])
+
+
 def test_svd_gradient_refuses_what_tf_does_not_implement():
     a = tf.zeros([5, 3], tf.float64)
     _, u, _ = tf.svd(a, full_matrices=True)
@@ -298,7 +334,8 @@ def test_linalg_kernels_on_fake_cupy_match_cpu(monkeypatch):
         outs = [tf.matrix_inverse(x), tf.matrix_determinant(x), tf.linalg.slogdet(x)[1], tf.cholesky(x),
                 tf.matrix_solve(x, y), tf.matrix_triangular_solve(x, y, lower=False), tf.matrix_band_part(z, 1, 0),
                 tf.matrix_diag(y[..., 0]), tf.matrix_diag_part(z), tf.matrix_set_diag(z, z[..., 0, :]),
-                tf.cross(z, z[..., ::-1]), tf.abs(q), tf.abs(r), s, tf.abs(u), tf.norm(z, ord=2, axis=[-2, -1])]
+                tf.cross(z, z[..., ::-1]), tf.abs(q), tf.abs(r), s, tf.abs(u), tf.norm(z, ord=2, axis=[-2, -1]),
+                tf.self_adjoint_eigvals(x), tf.abs(tf.self_adjoint_eig(x)[1])]
         return outs + tf.gradients(tf.add_n([tf.reduce_sum(o) for o in outs[:11]]), [x, y, z])
 
     results = {}

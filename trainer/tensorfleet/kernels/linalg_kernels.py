@@ -37,6 +37,25 @@ def _lapack(ctx, msg, fn, *arrays):
     return out
 
 
+def _matrices(ctx, x, square=True, i=0):
+    """TF's runtime checks of a batch of matrices (linalg_ops_common.cc): rank >= 2, square when asked."""
+    if x.ndim < 2:
+        raise _fail(ctx, f"Input tensor {i} must have rank >= 2, got {x.ndim}")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise _fail(ctx, f"Input matrix must be square, got shape {list(x.shape)}")
+    return x
+
+
+def _solve_operands(ctx, a, b):
+    _matrices(ctx, a)
+    _matrices(ctx, b, square=False, i=1)
+    if a.shape[:-2] != b.shape[:-2]:
+        raise _fail(ctx, f"All input tensors must have the same outer dimensions, got {list(a.shape)} and "
+                         f"{list(b.shape)}")
+    if a.shape[-2] != b.shape[-2]:
+        raise _fail(ctx, "Input matrix and right-hand side must have the same number of rows.")
+
+
 def _t(x):
     return x.swapaxes(-1, -2)
 
@@ -47,6 +66,7 @@ def _empty_batch(x):
 
 @register_kernel("MatrixInverse", dtypes=_REAL)
 def matrix_inverse(ctx, x):
+    _matrices(ctx, x)
     if _empty_batch(x):
         return x.copy()
     a = _t(x) if ctx.attrs.get("adjoint") else x
@@ -55,6 +75,7 @@ def matrix_inverse(ctx, x):
 
 @register_kernel("MatrixDeterminant", dtypes=_REAL)
 def matrix_determinant(ctx, x):
+    _matrices(ctx, x)
     if x.shape[-1] == 0:
         return ctx.xp.ones(x.shape[:-2], dtype=x.dtype)
     return _lapack(ctx, "Determinant failed.", ctx.xp.linalg.det, x)
@@ -62,6 +83,7 @@ def matrix_determinant(ctx, x):
 
 @register_kernel("LogMatrixDeterminant", dtypes=_REAL)
 def log_matrix_determinant(ctx, x):
+    _matrices(ctx, x)
     xp = ctx.xp
     if x.shape[-1] == 0:
         return xp.ones(x.shape[:-2], dtype=x.dtype), xp.zeros(x.shape[:-2], dtype=x.dtype)
@@ -71,6 +93,7 @@ def log_matrix_determinant(ctx, x):
 
 @register_kernel("Cholesky", dtypes=_REAL)
 def cholesky(ctx, x):
+    _matrices(ctx, x)
     if _empty_batch(x):
         return x.copy()
     xp = ctx.xp
@@ -82,6 +105,7 @@ def cholesky(ctx, x):
 
 @register_kernel("Qr", dtypes=_REAL)
 def qr(ctx, x):
+    _matrices(ctx, x, square=False)
     xp = ctx.xp
     m, n = x.shape[-2:]
     full = ctx.attrs.get("full_matrices")
@@ -94,6 +118,7 @@ def qr(ctx, x):
 
 @register_kernel("Svd", dtypes=_REAL)
 def svd(ctx, x):
+    _matrices(ctx, x, square=False)
     xp = ctx.xp
     m, n = x.shape[-2:]
     full, uv = ctx.attrs.get("full_matrices"), ctx.attrs.get("compute_uv")
@@ -115,8 +140,24 @@ def svd(ctx, x):
     return s, u, _t(vh).copy()
 
 
+@register_kernel("SelfAdjointEigV2", dtypes=_REAL)
+def self_adjoint_eig(ctx, x):
+    """numpy's and cupy's eigh read the lower triangle (UPLO="L"), as TF's kernel does."""
+    _matrices(ctx, x)
+    xp = ctx.xp
+    compute_v = ctx.attrs.get("compute_v")
+    if _empty_batch(x):
+        return xp.zeros(x.shape[:-1], x.dtype), (x.copy() if compute_v else xp.zeros((0,), x.dtype))
+    if not compute_v:
+        return _lapack(ctx, "Self-adjoint eigen decomposition was not successful.", xp.linalg.eigvalsh,
+                       x), xp.zeros((0,), x.dtype)
+    return _lapack(ctx, "Self-adjoint eigen decomposition was not successful.",
+                   lambda a: tuple(xp.linalg.eigh(a)), x)
+
+
 @register_kernel("MatrixSolve", dtypes=_REAL)
 def matrix_solve(ctx, a, b):
+    _solve_operands(ctx, a, b)
     if a.size == 0 or b.size == 0:
         return ctx.xp.zeros(b.shape, dtype=b.dtype)
     if ctx.attrs.get("adjoint"):
@@ -126,6 +167,7 @@ def matrix_solve(ctx, a, b):
 
 @register_kernel("MatrixTriangularSolve", dtypes=_REAL)
 def matrix_triangular_solve(ctx, a, b):
+    _solve_operands(ctx, a, b)
     """A general solve of the chosen triangle (exact for triangular systems; TF checks for a zero diagonal)."""
     xp = ctx.xp
     if a.size == 0 or b.size == 0:
@@ -141,6 +183,7 @@ def matrix_triangular_solve(ctx, a, b):
 @host_inputs(1, 2)
 def matrix_band_part(ctx, x, num_lower, num_upper):
     xp = ctx.xp
+    _matrices(ctx, x, square=False)
     lo, hi = np.asarray(to_host(num_lower)), np.asarray(to_host(num_upper))
     for v, what in ((lo, "num_lower"), (hi, "num_upper")):
         if v.ndim != 0:
@@ -163,6 +206,8 @@ def matrix_band_part(ctx, x, num_lower, num_upper):
 
 @register_kernel("MatrixDiag")
 def matrix_diag(ctx, d):
+    if d.ndim < 1:
+        raise _fail(ctx, f"diagonal must be at least 1-dim, received shape: {list(d.shape)}")
     n = d.shape[-1]
     out = ctx.xp.zeros(d.shape + (n,), dtype=d.dtype)
     idx = ctx.xp.arange(n)
@@ -172,11 +217,13 @@ def matrix_diag(ctx, d):
 
 @register_kernel("MatrixDiagPart")
 def matrix_diag_part(ctx, x):
+    _matrices(ctx, x, square=False)
     return ctx.xp.diagonal(x, axis1=-2, axis2=-1).copy()
 
 
 @register_kernel("MatrixSetDiag")
 def matrix_set_diag(ctx, x, d):
+    _matrices(ctx, x, square=False)
     m, n = x.shape[-2:]
     if d.shape != x.shape[:-2] + (min(m, n),):
         raise _fail(ctx, f"diagonal must have shape {list(x.shape[:-2]) + [min(m, n)]} (input's batch shape and "

@@ -1,5 +1,5 @@
 """TF 1.15's dense linear algebra beyond matmul: matrix_inverse, matrix_determinant, slogdet, logdet, cholesky,
-cholesky_solve, qr, svd, matrix_solve and matrix_triangular_solve, batched over leading dimensions, with TF's
+cholesky_solve, qr, svd, self_adjoint_eig(vals), matrix_solve and matrix_triangular_solve, batched over leading dimensions, with TF's
 registered gradients (linalg_grad.py).
 
 Sits in `ops/` above `matrix_ops` (band_part, matrix_diag & co, which the gradients are built from); kernels in
@@ -9,7 +9,7 @@ float64): complex inputs are refused when the graph is built.
 from __future__ import annotations
 
 __all__ = ["matrix_inverse", "matrix_determinant", "cholesky", "cholesky_solve", "qr", "svd", "matrix_solve",
-           "matrix_triangular_solve"]
+           "matrix_triangular_solve", "self_adjoint_eig", "self_adjoint_eigvals"]
 
 from collections import namedtuple
 
@@ -108,6 +108,18 @@ register_op("Cholesky", _square_same, expensive=True)
 register_op("Qr", _qr_shape, expensive=True)
 register_op("Svd", _svd_shape, expensive=True)
 register_op("MatrixSolve", _solve_shape, expensive=True)
+
+
+def _eig_shape(op):
+    x = op.inputs[0]
+    dims = _square(x.shape)
+    if dims is None:
+        return [(x.dtype, unknown_shape())] * 2
+    v = TensorShape(list(dims)) if op.get_attr("compute_v") else TensorShape([0])
+    return [(x.dtype, TensorShape(list(dims[:-1]))), (x.dtype, v)]
+
+
+register_op("SelfAdjointEigV2", _eig_shape, expensive=True)
 register_op("MatrixTriangularSolve", _solve_shape, expensive=True)
 
 
@@ -174,6 +186,21 @@ def svd(tensor, full_matrices=False, compute_uv=True, name=None):
                  default_name="Svd")
     s, u, v = op.outputs
     return (s, u, v) if compute_uv else s
+
+
+def self_adjoint_eig(tensor, name=None):
+    """`tf.self_adjoint_eig` / `tf.linalg.eigh`: (e, v), the eigenvalues (ascending) and eigenvectors (columns of
+    v) of each innermost symmetric matrix, reading its lower triangle only."""
+    x = _real_input(tensor, "SelfAdjointEigV2")
+    e, v = make_op("SelfAdjointEigV2", [x], {"compute_v": True}, name=name, default_name="SelfAdjointEigV2").outputs
+    return e, v
+
+
+def self_adjoint_eigvals(tensor, name=None):
+    """`tf.self_adjoint_eigvals` / `tf.linalg.eigvalsh`: the eigenvalues only."""
+    x = _real_input(tensor, "SelfAdjointEigV2")
+    return make_op("SelfAdjointEigV2", [x], {"compute_v": False}, name=name,
+                   default_name="SelfAdjointEigV2").outputs[0]
 
 
 def matrix_solve(matrix, rhs, adjoint=False, name=None):
@@ -326,3 +353,18 @@ def _svd_grad(op, grad_s, grad_u, grad_v):
             term2_nous = term2_nous - _mm(_mm(v1, grad_v2, adjoint_a=True), v2, adjoint_b=True)
         grad_a = grad_a + _mm(_mm(u, s_inv_mat), term2_nous)
     return [adjoint(grad_a) if use_adjoint else grad_a]
+
+
+@register_gradient("SelfAdjointEigV2")
+def _self_adjoint_eig_grad(op, grad_e, grad_v):
+    """TF's _SelfAdjointEigV2Grad: the result is the lower triangle, as the forward op reads only that."""
+    e = op.outputs[0]
+    if op.get_attr("compute_v"):
+        v = op.outputs[1]
+        f = matrix_set_diag(_safe_reciprocal(_a.expand_dims(e, -2) - _a.expand_dims(e, -1)), _a.zeros_like(e))
+        grad_a = _mm(v, _mm(matrix_diag(grad_e) + f * _mm(v, grad_v, adjoint_a=True), v, adjoint_b=True))
+    else:
+        _, v = self_adjoint_eig(op.inputs[0])
+        grad_a = _mm(v, _mm(matrix_diag(grad_e), v, adjoint_b=True))
+    grad_a = matrix_band_part(grad_a + adjoint(grad_a), -1, 0)
+    return [matrix_set_diag(grad_a, 0.5 * matrix_diag_part(grad_a))]
