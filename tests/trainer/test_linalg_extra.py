@@ -191,7 +191,8 @@ def test_bad_shapes_known_only_at_run_time_fail_naming_the_node():
              (tf.svd(p, compute_uv=False, name="e"), {p: np.ones(3)}, "must have rank >= 2"),
              (tf.matrix_diag(p, name="f"), {p: 1.0}, "at least 1-dim"),
              (tf.matrix_set_diag(p, r, name="g"), {p: np.ones((2, 3)), r: np.ones(3)}, "diagonal must have shape"),
-             (tf.cross(p, r, name="h"), {p: np.ones((2, 4)), r: np.ones((2, 4))}, "Inner dimension of inputs must be 3")]
+             (tf.cross(p, r, name="h"), {p: np.ones((2, 4)), r: np.ones((2, 4))},
+              "Inner dimension of inputs must be 3")]
     for t, feed, msg in cases:
         with pytest.raises(tf.errors.InvalidArgumentError) as e:
             _run(t, feed)

@@ -1,6 +1,6 @@
 """TF 1.15's dense linear algebra beyond matmul: matrix_inverse, matrix_determinant, slogdet, logdet, cholesky,
-cholesky_solve, qr, svd, self_adjoint_eig(vals), matrix_solve and matrix_triangular_solve, batched over leading dimensions, with TF's
-registered gradients (linalg_grad.py).
+cholesky_solve, qr, svd, self_adjoint_eig(vals), matrix_solve and matrix_triangular_solve, batched over leading
+dimensions, with TF's registered gradients (linalg_grad.py).
 
 Sits in `ops/` above `matrix_ops` (band_part, matrix_diag & co, which the gradients are built from); kernels in
 `kernels/linalg_kernels.py` (numpy.linalg on the CPU, cupy.linalg on a GPU). Real dtypes only (half, float32,
