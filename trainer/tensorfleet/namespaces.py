@@ -124,7 +124,8 @@ _LINALG.update({  # TF 1.15's tf.linalg names (diag / diag_part are the batched 
     "solve": _le.matrix_solve, "triangular_solve": _le.matrix_triangular_solve, "band_part": _mo.matrix_band_part,
     "diag": _mo.matrix_diag, "diag_part": _mo.matrix_diag_part, "set_diag": _mo.matrix_set_diag,
     "norm": _mo.norm, "cross": _mo.cross, "adjoint": _mo.adjoint, "eigh": _le.self_adjoint_eig,
-    "eigvalsh": _le.self_adjoint_eigvals})
+    "eigvalsh": _le.self_adjoint_eigvals, "lstsq": _le.matrix_solve_ls,
+    "matvec": _mo.matvec, "l2_normalize": _nn.l2_normalize})
 from .ops import array_extra_ops as _ax  # noqa: E402
 
 _MATH.update({name: getattr(_ax, name) for name in (

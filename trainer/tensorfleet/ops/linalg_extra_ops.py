@@ -1,6 +1,6 @@
 """TF 1.15's dense linear algebra beyond matmul: matrix_inverse, matrix_determinant, slogdet, logdet, cholesky,
-cholesky_solve, qr, svd, self_adjoint_eig(vals), matrix_solve and matrix_triangular_solve, batched over leading
-dimensions, with TF's registered gradients (linalg_grad.py).
+cholesky_solve, qr, svd, self_adjoint_eig(vals), matrix_solve, matrix_solve_ls and matrix_triangular_solve,
+batched over leading dimensions, with TF's registered gradients (linalg_grad.py).
 
 Sits in `ops/` above `matrix_ops` (band_part, matrix_diag & co, which the gradients are built from); kernels in
 `kernels/linalg_kernels.py` (numpy.linalg on the CPU, cupy.linalg on a GPU). Real dtypes only (half, float32,
@@ -9,7 +9,7 @@ float64): complex inputs are refused when the graph is built.
 from __future__ import annotations
 
 __all__ = ["matrix_inverse", "matrix_determinant", "cholesky", "cholesky_solve", "qr", "svd", "matrix_solve",
-           "matrix_triangular_solve", "self_adjoint_eig", "self_adjoint_eigvals"]
+           "matrix_triangular_solve", "matrix_solve_ls", "self_adjoint_eig", "self_adjoint_eigvals"]
 
 from collections import namedtuple
 
@@ -218,6 +218,35 @@ def matrix_triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     _real_input(a, "MatrixTriangularSolve", "matrix")
     return make_tensor("MatrixTriangularSolve", [a, b], {"lower": bool(lower), "adjoint": bool(adjoint)},
                        name=name, default_name="MatrixTriangularSolve")
+
+
+def _regularized_gramian_cholesky(matrix, l2_regularizer, first_kind):
+    """TF's _RegularizedGramianCholesky: chol(A^T A + l2 I) (first kind) or chol(A A^T + l2 I)."""
+    gramian = _mm(matrix, matrix, adjoint_a=first_kind, adjoint_b=not first_kind)
+    if not (isinstance(l2_regularizer, (int, float)) and l2_regularizer == 0):
+        identity = _eye_like(gramian)
+        gramian = gramian + convert_to_tensor(l2_regularizer, dtype=matrix.dtype) * identity
+    return cholesky(gramian)
+
+
+def matrix_solve_ls(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
+    """`tf.matrix_solve_ls` / `tf.linalg.lstsq`: the least-squares solutions of matrix X = rhs, with an optional
+    L2 penalty, by TF's fast composite (normal equations through a Cholesky factor: matrix must have full rank
+    unless l2_regularizer > 0). Static inner dimensions are needed; fast=False (TF's complete orthogonal
+    decomposition) is not built here."""
+    if not fast:
+        raise NotImplementedError("matrix_solve_ls: fast=False is not supported here (use fast=True)")
+    with name_scope(name, "matrix_solve_ls", [matrix, rhs, l2_regularizer]):
+        a, b = binary_inputs(matrix, rhs, "MatrixSolveLs", ("matrix", "rhs"))
+        _real_input(a, "MatrixSolveLs", "matrix")
+        dims = _dims(a.shape)
+        if dims is None or len(dims) < 2 or dims[-2] is None or dims[-1] is None:
+            raise ValueError(f"matrix_solve_ls: the matrix's inner dimensions must be known, got {a.shape}")
+        if dims[-2] >= dims[-1]:  # overdetermined: (A^T A + l2 I)^-1 A^T rhs
+            chol = _regularized_gramian_cholesky(a, l2_regularizer, first_kind=True)
+            return cholesky_solve(chol, _mm(a, b, adjoint_a=True))
+        chol = _regularized_gramian_cholesky(a, l2_regularizer, first_kind=False)  # A^T (A A^T + l2 I)^-1 rhs
+        return _mm(a, cholesky_solve(chol, b), adjoint_a=True)
 
 
 # -- gradients (TF 1.15's linalg_grad.py) ----------------------------------------------------------------------

@@ -205,6 +205,14 @@ def adjoint(matrix, name=None):
         return _a.transpose(x, list(range(n - 2)) + [n - 1, n - 2])
 
 
+def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False, name=None):
+    """`tf.linalg.matvec`: matrix [..., M, N] times vector [..., N] -> [..., M] (the sparsity hints are ignored)."""
+    with name_scope(name, "MatVec", [a, b]):
+        b = convert_to_tensor(b)
+        out = _m.matmul(a, _a.expand_dims(b, -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
+        return _a.squeeze(out, [-1])
+
+
 def trace(x, name=None):
     """`tf.linalg.trace` / `tf.trace`: the sum of each innermost matrix's main diagonal ([..., M, N] -> [...])."""
     with name_scope(name, "Trace", [x]) as scope:
