@@ -79,6 +79,23 @@ def test_matrix_solve_ls_matches_numpy_and_its_gradient(shape, l2):
         tf.matrix_solve_ls(a, b, fast=False)
 
 
+def test_matrix_square_root_forward_nan_and_gradient():
+    spd = _spd(2, 3, seed=8)
+    w, v = np.linalg.eigh(spd)
+    want = (v * np.sqrt(w)[..., None, :]) @ np.swapaxes(v, -1, -2)
+    general = spd + 0.3 * RNG.standard_normal((2, 3, 3))  # not symmetric; eigenvalues near those of spd (> 0)
+    rot = np.array([[0.0, -2.0], [2.0, 0.0]]) + np.eye(2)  # complex eigenvalues 1 +- 2i: a real root exists
+    got = _run([tf.matrix_square_root(spd), tf.linalg.sqrtm(general.astype(np.float32)), tf.matrix_square_root(rot),
+                tf.matrix_square_root(np.array([[[4.0, 0.0], [0.0, -1.0]], [[4.0, 0.0], [0.0, 9.0]]]))])
+    np.testing.assert_allclose(got[0], want, rtol=1e-10)
+    assert got[1].dtype == np.float32
+    np.testing.assert_allclose(got[1] @ got[1], general, rtol=1e-4, atol=1e-4)
+    assert (np.linalg.eigvals(got[1].astype(np.float64)).real > 0).all()
+    np.testing.assert_allclose(got[2] @ got[2], rot, atol=1e-12)
+    assert np.isnan(got[3][0]).all() and np.allclose(got[3][1], [[2.0, 0.0], [0.0, 3.0]])
+    check_gradients(lambda x: tf.matrix_square_root(x), [general])
+
+
 def test_cholesky_reads_only_the_lower_triangle_and_half_is_supported():
     a = _spd(3, seed=1)
     junk = a + np.triu(np.full((3, 3), 100.0), 1)
@@ -361,7 +378,7 @@ def test_linalg_kernels_on_fake_cupy_match_cpu(monkeypatch):
                 tf.matrix_solve(x, y), tf.matrix_triangular_solve(x, y, lower=False), tf.matrix_band_part(z, 1, 0),
                 tf.matrix_diag(y[..., 0]), tf.matrix_diag_part(z), tf.matrix_set_diag(z, z[..., 0, :]),
                 tf.cross(z, z[..., ::-1]), tf.abs(q), tf.abs(r), s, tf.abs(u), tf.norm(z, ord=2, axis=[-2, -1]),
-                tf.self_adjoint_eigvals(x), tf.abs(tf.self_adjoint_eig(x)[1])]
+                tf.self_adjoint_eigvals(x), tf.abs(tf.self_adjoint_eig(x)[1]), tf.matrix_square_root(x)]
         return outs + tf.gradients(tf.add_n([tf.reduce_sum(o) for o in outs[:11]]), [x, y, z])
 
     results = {}
@@ -374,6 +391,7 @@ def test_linalg_kernels_on_fake_cupy_match_cpu(monkeypatch):
                 placement = sess.device_placement()
         if gpu_on:
             assert placement["MatrixInverse"].endswith("GPU:0") and placement["Svd"].endswith("GPU:0")
+            assert placement["MatrixSquareRoot"].endswith("CPU:0")  # CPU only, as TF's kernel
     for g, c_ in zip(results[True], results[False]):
         assert isinstance(g, np.ndarray) and g.dtype == c_.dtype
         np.testing.assert_allclose(g, c_, rtol=1e-4, atol=1e-5)

@@ -49,6 +49,7 @@ FD_GRADIENT_TESTED = {
     "Cholesky": "test_linalg_extra.py::test_cholesky_and_logdet_gradients",
     "Qr": "test_linalg_extra.py::test_qr_gradient",
     "Svd": "test_linalg_extra.py::test_svd_gradient",
+    "MatrixSquareRoot": "test_linalg_extra.py::test_matrix_square_root_forward_nan_and_gradient",
     "SelfAdjointEigV2": "test_linalg_extra.py::test_self_adjoint_eig_forward_and_gradient",
     "MatrixSolve": "test_linalg_extra.py::test_solve_and_triangular_solve_gradients",
     "MatrixTriangularSolve": "test_linalg_extra.py::test_solve_and_triangular_solve_gradients",

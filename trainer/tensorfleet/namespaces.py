@@ -126,6 +126,9 @@ _LINALG.update({  # TF 1.15's tf.linalg names (diag / diag_part are the batched 
     "norm": _mo.norm, "cross": _mo.cross, "adjoint": _mo.adjoint, "eigh": _le.self_adjoint_eig,
     "eigvalsh": _le.self_adjoint_eigvals, "lstsq": _le.matrix_solve_ls,
     "matvec": _mo.matvec, "l2_normalize": _nn.l2_normalize})
+from .ops.matrix_square_root_op import matrix_square_root as _sqrtm  # noqa: E402
+
+_LINALG["sqrtm"] = _sqrtm
 from .ops import array_extra_ops as _ax  # noqa: E402
 
 _MATH.update({name: getattr(_ax, name) for name in (

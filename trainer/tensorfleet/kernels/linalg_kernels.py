@@ -155,6 +155,24 @@ def self_adjoint_eig(ctx, x):
                    lambda a: tuple(xp.linalg.eigh(a)), x)
 
 
+@register_kernel("MatrixSquareRoot", devices=("CPU",), dtypes=_REAL)
+def matrix_square_root(ctx, x):
+    """V sqrt(D) V^-1 from the eigendecomposition (numpy only, as TF's kernel is CPU only); NaN for a matrix with
+    a negative real eigenvalue (no real square root), as TF's real Schur method gives."""
+    _matrices(ctx, x)
+    if _empty_batch(x):
+        return x.copy()
+    a = x.astype(np.float64)
+    w, v = _lapack(ctx, "Eigen decomposition failed.", np.linalg.eig, a)
+    root = _lapack(ctx, "The input matrix's eigenvectors are singular: no square root was found.",
+                   lambda vv: np.linalg.solve(np.swapaxes(vv, -1, -2), np.swapaxes(vv * np.sqrt(w)[..., None, :],
+                                                                                   -1, -2)), v)
+    out = np.real(np.swapaxes(root, -1, -2))
+    negative = ((w.imag == 0) & (w.real < 0)).any(axis=-1)
+    out[negative] = np.nan
+    return out.astype(x.dtype)
+
+
 @register_kernel("MatrixSolve", dtypes=_REAL)
 def matrix_solve(ctx, a, b):
     _solve_operands(ctx, a, b)
