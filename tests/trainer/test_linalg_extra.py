@@ -6,7 +6,7 @@ import pytest
 
 import fake_cupy
 import tensorfleet as tf
-from gradcheck import check_gradients
+from gradcheck import check_gradients, vjp
 
 RNG = np.random.default_rng(7)
 
@@ -192,6 +192,7 @@ def test_tf_linalg_names_are_tf_115s():
         tf.matrix_triangular_solve, tf.matrix_band_part, tf.matrix_diag, tf.matrix_diag_part, tf.matrix_set_diag,
         tf.norm, tf.cross)
     assert la.transpose is tf.matrix_transpose
+    assert (la.tensor_diag, la.tensor_diag_part) == (tf.diag, tf.diag_part)
     x = tf.zeros([2, 3, 3])
     names = [tf.matrix_inverse(x).op.name, tf.matrix_determinant(x).op.name, tf.linalg.slogdet(x)[0].op.name,
              tf.cholesky(x).op.name, tf.qr(x).q.op.name, tf.svd(x)[0].op.name, tf.matrix_diag(x[0]).op.name,
@@ -361,6 +362,17 @@ def test_structure_op_gradients():
                                        (1, (0, 1)), (np.inf, (0, 1)), (2, (0, 1))])
 def test_norm_gradient(ord_, axis):
     check_gradients(lambda t: tf.norm(t, ord=ord_, axis=axis), [RNG.standard_normal((3, 4))])
+
+
+def test_second_order_gradients_through_the_gradient_graphs():
+    """The gradients are built from differentiable ops: their own gradients (w.r.t. input and cotangent)."""
+    a = _spd(2, 3, seed=9) + 0.5 * RNG.standard_normal((2, 3, 3))
+    g = RNG.standard_normal((2, 3, 3))
+    check_gradients(vjp(lambda x: tf.matrix_inverse(x)), [a, g], rtol=1e-4, atol=1e-5)
+    check_gradients(vjp(lambda x: tf.cholesky(_sym(x))), [_spd(2, 3, seed=10), g], rtol=1e-4, atol=1e-5)
+    check_gradients(vjp(lambda x: tf.matrix_determinant(x)), [a, RNG.standard_normal(2)], rtol=1e-4, atol=1e-4)
+    check_gradients(vjp(lambda x: tf.svd(x, compute_uv=False)), [RNG.standard_normal((2, 4, 3)),
+                                                                   RNG.standard_normal((2, 3))], rtol=1e-4, atol=1e-5)
 
 
 # -- the cupy path (fake_cupy) against the CPU ------------------------------------------------------------------

@@ -46,7 +46,7 @@ _DEBUGGING.update({"Assert": _c.Assert, "is_finite": _m.is_finite, "is_inf": _m.
 _DEBUGGING.update({"check_numerics": _nu.check_numerics, "assert_all_finite": _nu.verify_tensor_all_finite})
 
 _LINALG = {"matmul": _m.matmul, "tensordot": _a.tensordot, "einsum": _a.einsum, "eye": _a.eye,
-           "trace": _a.trace}
+           "trace": _a.trace, "tensor_diag": _a.diag, "tensor_diag_part": _a.diag_part}
 
 
 def _categorical(logits, num_samples, dtype=None, seed=None, name=None):
