@@ -365,6 +365,22 @@ lib = SimpleNamespace(stride_tricks=SimpleNamespace(
     as_strided=lambda x, shape=None, strides=None: _call(np.lib.stride_tricks.as_strided, (x, shape, strides), {})))
 
 
+def _linalg_function(f):
+    """cupy.linalg.<f>: numpy.linalg's function (batched, like cupy's) with cupy's operand rules; numpy's
+    named-tuple results come back as plain tuples of device arrays."""
+    def plain(*args, **kw):
+        r = f(*args, **kw)
+        return tuple(r) if isinstance(r, tuple) else r
+
+    return lambda *args, **kw: _call(plain, args, kw)
+
+
+#: cupy.linalg (cupy/linalg/__init__.py re-exports numpy's LinAlgError)
+linalg = SimpleNamespace(LinAlgError=np.linalg.LinAlgError, **{
+    n: _linalg_function(getattr(np.linalg, n)) for n in ("inv", "det", "slogdet", "cholesky", "qr", "svd", "solve",
+                                                         "eigh", "eigvalsh", "norm", "pinv", "lstsq")})
+
+
 # -- cuda: devices, streams and graphs, events, pinned memory, the memory pool -------------------------
 class _Device:
     def __init__(self, device=None):

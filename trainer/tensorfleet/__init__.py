@@ -40,6 +40,9 @@ from .ops.string_ops import print_v2 as print  # noqa: A001  (tf.print)
 from .tf1_aliases import *  # noqa: F401,F403
 from .ops.math_extra_ops import *  # noqa: F401,F403
 from .ops.array_extra_ops import *  # noqa: F401,F403
+from .ops.matrix_ops import *  # noqa: F401,F403  (tf.matrix_band_part, tf.matrix_diag, tf.norm, tf.cross, ...)
+from .ops.linalg_extra_ops import *  # noqa: F401,F403  (tf.matrix_inverse, tf.cholesky, tf.qr, tf.svd, ...)
+from .ops.matrix_square_root_op import matrix_square_root  # noqa: F401
 from .ops.parsing_ops import *  # noqa: F401,F403  (tf.parse_example, tf.FixedLenFeature, ...)
 from .ops.sequence_parsing_ops import FixedLenSequenceFeature, parse_single_sequence_example  # noqa: F401
 from .ops.numerics import *  # noqa: F401,F403  (tf.check_numerics, tf.verify_tensor_all_finite, ...)

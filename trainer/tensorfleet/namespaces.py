@@ -45,8 +45,8 @@ _DEBUGGING = {name: getattr(_c, name) for name in _c.__all__ if name.startswith(
 _DEBUGGING.update({"Assert": _c.Assert, "is_finite": _m.is_finite, "is_inf": _m.is_inf, "is_nan": _m.is_nan})
 _DEBUGGING.update({"check_numerics": _nu.check_numerics, "assert_all_finite": _nu.verify_tensor_all_finite})
 
-_LINALG = {"matmul": _m.matmul, "tensordot": _a.tensordot, "einsum": _a.einsum, "eye": _a.eye, "diag": _a.diag,
-           "diag_part": _a.diag_part, "trace": _a.trace, "transpose": _a.transpose}
+_LINALG = {"matmul": _m.matmul, "tensordot": _a.tensordot, "einsum": _a.einsum, "eye": _a.eye,
+           "trace": _a.trace, "tensor_diag": _a.diag, "tensor_diag_part": _a.diag_part}
 
 
 def _categorical(logits, num_samples, dtype=None, seed=None, name=None):
@@ -120,7 +120,20 @@ from .ops import candidate_sampling_ops as _cs, nn_extra_ops as _nx  # noqa: E40
 for _name, _fn in (list(_al.NN_EXTRAS.items()) + [(n, getattr(_nx, n)) for n in _nx.__all__]
                    + [(n, getattr(_cs, n)) for n in _cs.__all__]):
     setattr(_nn, _name, _fn)
-_LINALG["matrix_transpose"] = _mx.matrix_transpose
+_LINALG["matrix_transpose"] = _LINALG["transpose"] = _mx.matrix_transpose  # tf.linalg.transpose: the last two dims
+from .ops import linalg_extra_ops as _le, matrix_ops as _mo  # noqa: E402
+
+_LINALG.update({  # TF 1.15's tf.linalg names (diag / diag_part are the batched matrix_diag / matrix_diag_part)
+    "inv": _le.matrix_inverse, "det": _le.matrix_determinant, "slogdet": _le.slogdet, "logdet": _le.logdet,
+    "cholesky": _le.cholesky, "cholesky_solve": _le.cholesky_solve, "qr": _le.qr, "svd": _le.svd,
+    "solve": _le.matrix_solve, "triangular_solve": _le.matrix_triangular_solve, "band_part": _mo.matrix_band_part,
+    "diag": _mo.matrix_diag, "diag_part": _mo.matrix_diag_part, "set_diag": _mo.matrix_set_diag,
+    "norm": _mo.norm, "cross": _mo.cross, "adjoint": _mo.adjoint, "eigh": _le.self_adjoint_eig,
+    "eigvalsh": _le.self_adjoint_eigvals, "lstsq": _le.matrix_solve_ls,
+    "matvec": _mo.matvec, "l2_normalize": _nn.l2_normalize})
+from .ops.matrix_square_root_op import matrix_square_root as _sqrtm  # noqa: E402
+
+_LINALG["sqrtm"] = _sqrtm
 from .ops import array_extra_ops as _ax  # noqa: E402
 
 _MATH.update({name: getattr(_ax, name) for name in (
@@ -129,4 +142,4 @@ _MATH.update({name: getattr(_ax, name) for name in (
 math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported functions).")
 random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
 debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")
-linalg = _module("linalg", _LINALG, "`tf.linalg`: a subset (matmul, tensordot, einsum, eye, diag, trace).")
+linalg = _module("linalg", _LINALG, "`tf.linalg`: a subset (matmul, einsum, inv, det, cholesky, qr, svd, solve, ...).")

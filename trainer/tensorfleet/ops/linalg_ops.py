@@ -75,10 +75,9 @@ def _diag_part_grad(op, grad):
 
 
 def trace(x, name=None):
-    """`tf.trace`: sum of the main diagonal of a matrix (rank 2 only here)."""
-    from .reduction_ops import reduce_sum  # late: arithmetic_ops (under reduction_ops) imports linalg_ops at load
-    x = convert_to_tensor(x)
-    return reduce_sum(diag_part(x), name=name or "Trace")
+    """`tf.trace` / `tf.linalg.trace`: the sum of each innermost matrix's main diagonal ([..., M, N] -> [...])."""
+    from .matrix_ops import trace as batched_trace  # late: matrix_ops imports array_ops, which imports this
+    return batched_trace(x, name=name)
 
 
 # -- Einsum -------------------------------------------------------------------
