@@ -183,6 +183,12 @@ FORWARD_ONLY = {
     "ApplyGradientDescent": (_OPT, "test_optimizers.py::test_gradient_descent_matches_numpy"),
     "ApplyMomentum": (_OPT, "test_optimizers.py::test_momentum_matches_numpy"),
     "ApplyRMSProp": (_OPT, "test_optimizers.py::test_rmsprop_matches_numpy"),
+    "ApplyAdadelta": (_OPT, "test_optimizers_proximal_adadelta.py::test_dense_updates_match_tf_kernel_formulas"),
+    "ApplyProximalGradientDescent": (_OPT,
+                                     "test_optimizers_proximal_adadelta.py::test_dense_updates_match_tf_kernel_formulas"),
+    "ApplyProximalAdagrad": (_OPT, "test_optimizers_proximal_adadelta.py::test_dense_updates_match_tf_kernel_formulas"),
+    "ApplyAdagradDA": (_OPT, "test_optimizers_proximal_adadelta.py::"
+                             "test_adagrad_da_matches_tf_kernel_formula_with_the_global_step"),
     "ArgMax": ("integer output", "test_reduction_ops.py::test_argmax_argmin"),
     "ArgMin": ("integer output", "test_reduction_ops.py::test_argmax_argmin"),
     "Assign": ("stateful variable write", "test_forward_more.py::test_assign_assign_add_assign_sub_values_and_dtypes"),
