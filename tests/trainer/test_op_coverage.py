@@ -167,6 +167,10 @@ FD_GRADIENT_TESTED = {
     "PutAlongLastAxis": "test_tf1_extra_ops.py::test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions",
     "TakeAlongLastAxis": "test_tf1_extra_ops.py::test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions",
     "TopKV2": "test_tf1_extra_ops.py::test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions",
+    # partition / stitch (ops/partition_stitch_ops.py)
+    "DynamicPartition": "test_partition_stitch.py::test_dynamic_partition_gradient_by_finite_differences",
+    "DynamicStitch": "test_partition_stitch.py::test_dynamic_stitch_gradients_by_finite_differences",
+    "ParallelDynamicStitch": "test_partition_stitch.py::test_dynamic_stitch_gradients_by_finite_differences",
 }
 
 _OPT = "stateful optimizer update of a variable (no gradient, as in TF)"
