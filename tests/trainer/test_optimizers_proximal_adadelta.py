@@ -9,6 +9,7 @@ import os
 import numpy as np
 import pytest
 
+import fake_cupy
 import tensorfleet as tf
 from tensorfleet.train.checkpoint_io import read_checkpoint
 
@@ -334,3 +335,39 @@ def test_constructor_checks_and_op_shape_errors():
     gs32 = tf.Variable(0, dtype=tf.int32)
     op = training_ops.apply_adagrad_da(v, acc, tf.Variable(tf.ones([2, 3])), tf.ones([2, 3]), 0.1, 0.0, 0.0, gs32)
     assert op.op.inputs[3].dtype == tf.int64
+
+
+def test_on_a_fake_gpu_the_updates_run_on_the_device_and_match_the_cpu(monkeypatch):
+    """fake_cupy (a strict numpy-backed cupy, see test_gpu_paths_on_fake_cupy.py): the four kernels run on GPU:0
+    with device arrays and give the CPU's values; the sharded lookup's partition/stitch run on the host."""
+    fake_cupy.install(monkeypatch, devices=1)
+    outs, placements = {}, {}
+    for gpu_on in (True, False):
+        with tf.Graph().as_default():
+            w = tf.Variable(np.arange(12.0).reshape(6, 2).astype(np.float32), name="w")
+            gs = tf.train.get_or_create_global_step()
+            emb = tf.nn.embedding_lookup([w[:3], w[3:]], [0, 4, 5, 4], partition_strategy="div")
+            loss = tf.reduce_sum(tf.square(emb - 1.0)) + tf.reduce_sum(tf.square(w)) * 0.01
+            ops = [o.minimize(loss, global_step=gs) for o in (
+                tf.train.AdadeltaOptimizer(1.0, 0.9, 1e-4),
+                tf.train.ProximalGradientDescentOptimizer(0.05, 0.01, 0.1),
+                tf.train.ProximalAdagradOptimizer(0.1, 0.1, 0.01, 0.1),
+                tf.train.AdagradDAOptimizer(0.1, gs, 0.1, 0.01))]
+            cfg = tf.ConfigProto() if gpu_on else tf.ConfigProto(device_count={"GPU": 0}, allow_soft_placement=True)
+            with tf.Session(config=cfg) as sess:
+                sess.run(tf.global_variables_initializer())
+                vals = []
+                for _ in range(3):
+                    for op in ops:
+                        sess.run(op)
+                    vals.append(sess.run(w))
+                assert isinstance(vals[-1], np.ndarray)
+                placements[gpu_on] = sess.device_placement()
+            outs[gpu_on] = vals
+    np.testing.assert_allclose(outs[True], outs[False], rtol=1e-5, atol=1e-6)
+    gpu = placements[True]
+    for op in ("Adadelta/update_w/ApplyAdadelta", "AdagradDA/update_w/ApplyAdagradDA",
+               "ProximalAdagrad/update_w/ApplyProximalAdagrad",
+               "ProximalGradientDescent/update_w/ApplyProximalGradientDescent"):
+        assert gpu[op].endswith("GPU:0"), op
+    assert gpu["embedding_lookup/ParallelDynamicStitch"].endswith("CPU:0")
