@@ -108,3 +108,29 @@ def test_word2vec_style_training_lowers_the_loss():
             s.run(train)
         last = np.mean([s.run(loss) for _ in range(5)])
     assert last < 0.5 * first
+
+
+@pytest.mark.parametrize("strategy,layout", [("mod", [[0, 3, 6, 9], [1, 4, 7], [2, 5, 8]]),
+                                             ("div", [[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]])])
+def test_losses_over_sharded_weights_follow_the_partition_strategy(strategy, layout):
+    """weights as a list of shards (TF's sharded-embedding form): rows assigned by embedding_lookup's mod/div rule,
+    so the losses equal the numpy reference on the full table; the gradient reaches each shard's rows."""
+    shards = [tf.constant(W[rows]) for rows in layout]
+    logits = reference_logits(W, B, X, remove_hits=True)
+    shifted = logits - logits.max(1, keepdims=True)
+    ref = -(shifted[:, 0] - np.log(np.exp(shifted).sum(1)))
+    loss = tf.nn.sampled_softmax_loss(shards, tf.constant(B), LABELS, tf.constant(X), 4, 10,
+                                      sampled_values=sampled_values(), partition_strategy=strategy)
+    nce = tf.nn.nce_loss(shards, tf.constant(B), LABELS, tf.constant(X), 4, 10, sampled_values=sampled_values(),
+                         partition_strategy=strategy)
+    full_nce = tf.nn.nce_loss(tf.constant(W), tf.constant(B), LABELS, tf.constant(X), 4, 10,
+                              sampled_values=sampled_values())
+    grads = tf.gradients(tf.reduce_sum(loss), shards)
+    full = tf.constant(W)
+    full_grad = tf.gradients(tf.reduce_sum(tf.nn.sampled_softmax_loss(
+        full, tf.constant(B), LABELS, tf.constant(X), 4, 10, sampled_values=sampled_values())), [full])[0]
+    got, got_nce, want_nce, got_grads, want_grad = run([loss, nce, full_nce, grads, full_grad])
+    np.testing.assert_allclose(got, ref, rtol=1e-6)
+    np.testing.assert_allclose(got_nce, want_nce, rtol=1e-12)
+    for g, rows in zip(got_grads, layout):
+        np.testing.assert_allclose(g, want_grad[rows], rtol=1e-12, atol=1e-15)

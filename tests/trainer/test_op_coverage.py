@@ -183,6 +183,10 @@ FD_GRADIENT_TESTED = {
     "PutAlongLastAxis": "test_tf1_extra_ops.py::test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions",
     "TakeAlongLastAxis": "test_tf1_extra_ops.py::test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions",
     "TopKV2": "test_tf1_extra_ops.py::test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions",
+    # partition / stitch (ops/partition_stitch_ops.py)
+    "DynamicPartition": "test_partition_stitch.py::test_dynamic_partition_gradient_by_finite_differences",
+    "DynamicStitch": "test_partition_stitch.py::test_dynamic_stitch_gradients_by_finite_differences",
+    "ParallelDynamicStitch": "test_partition_stitch.py::test_dynamic_stitch_gradients_by_finite_differences",
 }
 
 _OPT = "stateful optimizer update of a variable (no gradient, as in TF)"
@@ -199,6 +203,12 @@ FORWARD_ONLY = {
     "ApplyGradientDescent": (_OPT, "test_optimizers.py::test_gradient_descent_matches_numpy"),
     "ApplyMomentum": (_OPT, "test_optimizers.py::test_momentum_matches_numpy"),
     "ApplyRMSProp": (_OPT, "test_optimizers.py::test_rmsprop_matches_numpy"),
+    "ApplyAdadelta": (_OPT, "test_optimizers_proximal_adadelta.py::test_dense_updates_match_tf_kernel_formulas"),
+    "ApplyProximalGradientDescent": (_OPT,
+                                     "test_optimizers_proximal_adadelta.py::test_dense_updates_match_tf_kernel_formulas"),
+    "ApplyProximalAdagrad": (_OPT, "test_optimizers_proximal_adadelta.py::test_dense_updates_match_tf_kernel_formulas"),
+    "ApplyAdagradDA": (_OPT, "test_optimizers_proximal_adadelta.py::"
+                             "test_adagrad_da_matches_tf_kernel_formula_with_the_global_step"),
     "ArgMax": ("integer output", "test_reduction_ops.py::test_argmax_argmin"),
     "ArgMin": ("integer output", "test_reduction_ops.py::test_argmax_argmin"),
     "Assign": ("stateful variable write", "test_forward_more.py::test_assign_assign_add_assign_sub_values_and_dtypes"),

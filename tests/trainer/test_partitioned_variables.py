@@ -99,3 +99,19 @@ def test_checkpoints_hold_whole_variables_and_slots_and_restore_into_other_parti
     _, resumed_2, _ = _train(str(tmp_path), 2, steps=4, restore_from=prefix3)  # 3 parts -> 2 parts, 4 more steps
     _, straight, _ = _train(str(tmp_path), 1, steps=8)  # 8 steps unpartitioned
     np.testing.assert_allclose(resumed_2, straight, rtol=1e-6)  # values and Adam moments carried over whole
+
+
+def test_embedding_lookup_treats_a_partitioned_variable_as_its_shards():
+    """TF: embedding_lookup(PartitionedVariable) looks ids up in the parts by partition_strategy (default
+    "mod": id i is row i // 3 of part i % 3), not in the concatenated table."""
+    table = np.arange(20, dtype=np.float32).reshape(10, 2)
+    pv = tf.get_variable("emb", partitioner=tf.fixed_size_partitioner(3), initializer=table)
+    ids = np.array([0, 1, 5, 9], np.int32)
+    mod = tf.nn.embedding_lookup(pv, ids)
+    div = tf.nn.embedding_lookup(pv, ids, partition_strategy="div")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        parts = sess.run(list(pv))
+        got_mod, got_div = sess.run([mod, div])
+    np.testing.assert_array_equal(got_mod, [parts[i % 3][i // 3] for i in ids])
+    np.testing.assert_array_equal(got_div, table[ids])  # div with TF's 4/3/3 split is the contiguous layout

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dtypes
 from .. import errors
+from .backend import to_host
 from .ownership import owns
 from .registry import register_kernel
 
@@ -204,3 +205,71 @@ def apply_centered_rms_prop(ctx, lr, rho, momentum, epsilon, grad):
         denom = (new_ms - new_mg * new_mg) + epsilon
         new_mom = mom * momentum + (grad * lr) / xp.sqrt(denom)
         return _finish(ctx, var, var - new_mom, mg=new_mg, ms=new_ms, mom=new_mom)
+
+
+def _positive(l1) -> bool:
+    """TF's kernels pick the l1 branch on the host (`l1 > 0`); so do we (one scalar read on a GPU)."""
+    return bool(to_host(l1) > 0)
+
+
+@register_kernel("ApplyAdadelta", dtypes=_FLOATS)
+def apply_adadelta(ctx, lr, rho, epsilon, grad):
+    xp = ctx.xp
+    with ctx.resources.lock:
+        var, accum, accum_update = _read(ctx, "var"), _read(ctx, "accum"), _read(ctx, "accum_update")
+        _check(ctx, var, grad, ("accum", accum), ("accum_update", accum_update))
+        one = 1
+        new_accum = accum * rho + grad * grad * (one - rho)
+        update = xp.sqrt(accum_update + epsilon) / xp.sqrt(new_accum + epsilon) * grad
+        new_accum_update = accum_update * rho + update * update * (one - rho)
+        return _finish(ctx, var, var - update * lr, accum=new_accum, accum_update=new_accum_update)
+
+
+def _proximal_step(xp, prox, lr, l1, l2, l1_positive):
+    """TF's proximal (FOBOS) step: sign(prox) * max(|prox| - lr * l1, 0) / (1 + lr * l2); no shrink when l1 <= 0."""
+    one = 1
+    if l1_positive:
+        return xp.sign(prox) * xp.maximum(xp.abs(prox) - lr * l1, 0) / (one + l2 * lr)
+    return prox / (one + l2 * lr)
+
+
+@register_kernel("ApplyProximalGradientDescent", dtypes=_FLOATS)
+def apply_proximal_gradient_descent(ctx, alpha, l1, l2, delta):
+    xp = ctx.xp
+    with ctx.resources.lock:
+        var = _read(ctx, "var")
+        _check(ctx, var, delta)
+        prox = var - delta * alpha
+        return _finish(ctx, var, xp.asarray(_proximal_step(xp, prox, alpha, l1, l2, _positive(l1))))
+
+
+@register_kernel("ApplyProximalAdagrad", dtypes=_FLOATS)
+def apply_proximal_adagrad(ctx, lr, l1, l2, grad):
+    xp = ctx.xp
+    with ctx.resources.lock:
+        var, accum = _read(ctx, "var"), _read(ctx, "accum")
+        _check(ctx, var, grad, ("accum", accum))
+        new_accum = accum + grad * grad
+        lr_t = lr / xp.sqrt(new_accum)  # TF: lr * rsqrt(accum), per element
+        prox = var - grad * lr_t
+        return _finish(ctx, var, xp.asarray(_proximal_step(xp, prox, lr_t, l1, l2, _positive(l1))),
+                       accum=new_accum)
+
+
+@register_kernel("ApplyAdagradDA", dtypes=_FLOATS)
+def apply_adagrad_da(ctx, lr, l1, l2, global_step, grad):
+    xp = ctx.xp
+    with ctx.resources.lock:
+        var = _read(ctx, "var")
+        g_acc, gg_acc = _read(ctx, "gradient_accumulator"), _read(ctx, "gradient_squared_accumulator")
+        _check(ctx, var, grad, ("gradient_accumulator", g_acc), ("gradient_squared_accumulator", gg_acc))
+        new_g, new_gg = g_acc + grad, gg_acc + grad * grad
+        step = float(to_host(global_step))  # TF: static_cast<float>(global_step)
+        t = xp.asarray(step, dtype=var.dtype)
+        denom = l2 * (t * lr) + xp.sqrt(new_gg)
+        if _positive(l1):
+            num = xp.sign(new_g) * xp.maximum(xp.abs(new_g) - t * l1, 0)
+        else:
+            num = new_g
+        return _finish(ctx, var, xp.asarray(-lr * num / denom), gradient_accumulator=new_g,
+                       gradient_squared_accumulator=new_gg)

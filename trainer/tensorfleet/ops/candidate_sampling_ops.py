@@ -4,7 +4,8 @@
 Sits in `ops/`; the samplers' kernel is in kernels/sampling_kernels.py (CPU, seeded by TF1's seed rule). The
 losses follow TF 1.15's `_compute_sampled_logits` (nn_impl.py): logits of the true and the sampled classes,
 each minus log(expected count) (subtract_log_q), accidental hits masked for sampled softmax; their gradients
-come from the ops they are made of (the sampled ids are constants of the step, as in TF).
+come from the ops they are made of (the sampled ids are constants of the step, as in TF). `weights` may be a
+list of shards, looked up by `tf.nn.embedding_lookup` with the loss's `partition_strategy` (as TF).
 """
 from __future__ import annotations
 
@@ -67,12 +68,11 @@ def compute_accidental_hits(true_classes, sampled_candidates, num_true, seed=Non
 
 
 def _sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes, num_true, sampled_values,
-                    subtract_log_q, remove_accidental_hits, name, seed=None):
-    if isinstance(weights, (list, tuple)):
-        if len(weights) != 1:
-            raise ValueError("sharded weights are not supported: pass one [num_classes, dim] variable")
-        weights = weights[0]
-    with name_scope(name, "compute_sampled_logits", [weights, biases, inputs, labels]):
+                    subtract_log_q, remove_accidental_hits, name, seed=None, partition_strategy="mod"):
+    if hasattr(weights, "_get_variable_list"):  # a PartitionedVariable: its parts are the shards, as in TF
+        weights = weights._get_variable_list()
+    shards = list(weights) if isinstance(weights, (list, tuple)) else [weights]
+    with name_scope(name, "compute_sampled_logits", shards + [biases, inputs, labels]):
         inputs = convert_to_tensor(inputs)
         labels = _m.cast(convert_to_tensor(labels), _dtypes.int64)
         if sampled_values is None:
@@ -80,10 +80,10 @@ def _sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes, n
         sampled, true_expected, sampled_expected = (_a.stop_gradient(v) for v in sampled_values)
         sampled = _m.cast(sampled, _dtypes.int64)
         labels_flat = _a.reshape(labels, [-1])
-        true_w = _ni.embedding_lookup(weights, labels_flat)                 # [batch * num_true, dim]
-        true_b = _ni.embedding_lookup(biases, labels_flat)
-        sampled_w = _ni.embedding_lookup(weights, sampled)                  # [num_sampled, dim]
-        sampled_b = _ni.embedding_lookup(biases, sampled)
+        true_w = _ni.embedding_lookup(shards, labels_flat, partition_strategy)      # [batch * num_true, dim]
+        true_b = _ni.embedding_lookup(biases, labels_flat, partition_strategy)
+        sampled_w = _ni.embedding_lookup(shards, sampled, partition_strategy)          # [num_sampled, dim]
+        sampled_b = _ni.embedding_lookup(biases, sampled, partition_strategy)
         dim = _a.shape(true_w)[1:2]
         true_w = _a.reshape(true_w, _a.concat([[-1, num_true], dim], 0))
         true_logits = _m.reduce_sum(_m.multiply(_a.expand_dims(inputs, 1), true_w), axis=2)
@@ -106,7 +106,8 @@ def nce_loss(weights, biases, labels, inputs, num_sampled, num_classes, num_true
              remove_accidental_hits=False, partition_strategy="mod", name="nce_loss"):
     """`tf.nn.nce_loss`: per-example noise-contrastive loss [batch] (sum of sigmoid cross-entropies)."""
     logits, labels_ = _sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes, num_true,
-                                      sampled_values, True, remove_accidental_hits, name)
+                                      sampled_values, True, remove_accidental_hits, name,
+                                      partition_strategy=partition_strategy)
     xent = _n.sigmoid_cross_entropy_with_logits(labels=labels_, logits=logits)
     return _m.reduce_sum(xent, axis=1)
 
@@ -116,5 +117,6 @@ def sampled_softmax_loss(weights, biases, labels, inputs, num_sampled, num_class
                          seed=None):
     """`tf.nn.sampled_softmax_loss`: per-example softmax cross-entropy over the true and sampled classes."""
     logits, labels_ = _sampled_logits(weights, biases, labels, inputs, num_sampled, num_classes, num_true,
-                                      sampled_values, True, remove_accidental_hits, name, seed=seed)
+                                      sampled_values, True, remove_accidental_hits, name, seed=seed,
+                                      partition_strategy=partition_strategy)
     return _n.softmax_cross_entropy_with_logits_v2(labels=_a.stop_gradient(labels_), logits=logits)

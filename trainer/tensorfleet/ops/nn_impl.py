@@ -24,6 +24,7 @@ from .math_ops import multiply
 from .math_ops import subtract
 from . import math_ops as m
 from .array_ops import size
+from .partition_stitch_ops import sharded_embedding_lookup
 
 
 def _rank_error(expected: str, rank: int) -> ValueError:
@@ -249,13 +250,18 @@ register_op("NnGatherGrad", lambda op: [(op.inputs[0].dtype, op.inputs[2].shape)
 
 
 def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True, max_norm=None):
-    """`tf.nn.embedding_lookup` on one params tensor (a list of one is accepted): params[ids]."""
-    if isinstance(params, (list, tuple)):
-        if len(params) != 1:
-            raise NotImplementedError("embedding_lookup over several (partitioned) params tensors is not supported")
-        params = params[0]
+    """`tf.nn.embedding_lookup`: params[ids]; over a list of shards, ids are assigned to shards by
+    `partition_strategy` ("mod" or "div", see partition_stitch_ops.sharded_embedding_lookup)."""
     if max_norm is not None:
         raise NotImplementedError("embedding_lookup(max_norm=...) is not supported")
+    if hasattr(params, "_get_variable_list"):  # a PartitionedVariable: its parts are the shards, as in TF
+        params = params._get_variable_list()
+    if isinstance(params, (list, tuple)):
+        if not params:
+            raise ValueError("Need at least one param")
+        if len(params) > 1:
+            return sharded_embedding_lookup(list(params), ids, partition_strategy, name)
+        params = params[0]
     with name_scope(name, "embedding_lookup", [params, ids]) as scope:
         params = convert_to_tensor(params, name="params")
         ids = convert_to_tensor(ids, name="ids")

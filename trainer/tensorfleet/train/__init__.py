@@ -6,7 +6,11 @@ manages the global step, `saver` writes and restores checkpoints in the
 format documented in `docs/checkpoint-format.md`.
 """
 from . import training_ops  # noqa: F401  (registers the Apply* ops)
+from .adadelta import AdadeltaOptimizer
 from .adagrad import AdagradOptimizer
+from .adagrad_da import AdagradDAOptimizer
+from .proximal_adagrad import ProximalAdagradOptimizer
+from .proximal_gradient_descent import ProximalGradientDescentOptimizer
 from .coordinator import Coordinator, LooperThread
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListener, FeedFnHook, FinalOpsHook,
@@ -47,7 +51,8 @@ from .training_util import (assert_global_step, create_global_step, get_global_s
                             global_step)
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer", "AdagradOptimizer",
-           "RMSPropOptimizer", "FtrlOptimizer",
+           "RMSPropOptimizer", "FtrlOptimizer", "AdadeltaOptimizer", "AdagradDAOptimizer", "ProximalAdagradOptimizer",
+           "ProximalGradientDescentOptimizer",
            "Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists",
            "CheckpointState", "get_or_create_global_step", "get_global_step", "create_global_step",
            "global_step", "assert_global_step", "ExponentialMovingAverage", "exponential_decay",

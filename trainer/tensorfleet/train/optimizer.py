@@ -5,8 +5,8 @@ Sits on top of the graph layers: `compute_gradients` calls `autodiff.gradients`,
 named `<var>/<OptimizerName>[_N]` like TF), then one fused apply op per
 variable from `train/training_ops.py` (kernels in `kernels/train_kernels.py`),
 groups them, and with a `global_step` increments it after all updates. The
-subclasses (gradient_descent, momentum, adam, adagrad, rmsprop) only say
-which slots they need and which apply op they build.
+subclasses (gradient_descent, momentum, adam, adagrad, rmsprop, adadelta,
+proximal_*, adagrad_da) only say which slots they need and which apply op they build.
 """
 from __future__ import annotations
 
