@@ -187,3 +187,52 @@ def test_a_call_whose_own_rpc_deadline_passes_is_cancelled_on_the_ps(ps, bulk):
         assert cancelled, "the abandoned call still ran on the ps"
     finally:
         client.close()
+
+
+@pytest.mark.parametrize("bulk", [True, False])
+def test_only_the_abandoned_call_is_cancelled_another_run_of_the_partition_goes_on(ps, bulk):
+    """Two RunGraph calls of one registered partition block on the queue; the one whose client gives up is
+    cancelled, the other still waits and gets the element enqueued next."""
+    import threading
+
+    from tensorfleet.distributed.client import RpcClient
+    from tensorfleet.distributed.protos import service_pb2 as pb
+    from tensorfleet.graph_def import as_graph_def
+
+    server, spec = ps
+    g, _, _, dequeue, _ = _queue_ops(device=None)
+    client = RpcClient(spec["ps"][0], "WorkerService", "/job:ps/replica:0/task:0")
+    outcome = []
+    try:
+        status, _ = client.call("GetStatus", pb.GetStatusRequest(), pb.GetStatusResponse)
+        if bulk:
+            client.enable_bulk(status.bulk_port, status.local_socket)
+        reg, _ = client.call("RegisterGraph", pb.RegisterGraphRequest(graph_def=as_graph_def(g), fetch=[dequeue.name]),
+                             pb.RegisterGraphResponse)
+
+        def run(step_id, timeout=None):
+            _, tensors = client.call("RunGraph", pb.RunGraphRequest(graph_handle=reg.graph_handle, step_id=step_id,
+                                                                    end_of_step=True), pb.RunGraphResponse,
+                                     timeout=timeout)
+            return dict(tensors)[dequeue.name]
+
+        def waiting():
+            try:
+                outcome.append(run(2))
+            except Exception as e:  # noqa: BLE001 - the test asserts the value
+                outcome.append(e)
+
+        t = threading.Thread(target=waiting, daemon=True)
+        t.start()
+        _wait_until(lambda: server._methods.in_flight >= 1, "the first call never reached the ps", 60.0)
+        with pytest.raises(tf.errors.DeadlineExceededError):
+            run(1, timeout=1.0)
+        assert _came_true(lambda: server._methods.in_flight == 1, CANCEL_WAIT_S), "the abandoned call still runs"
+        assert t.is_alive() and not outcome, outcome   # the other call still waits
+        g2, enqueue2, value2, _, _ = _queue_ops()
+        with tf.Session(server.target, graph=g2, config=tf.ConfigProto(device_filters=["/job:ps"])) as sess:
+            sess.run(enqueue2, {value2: 7.0})
+        t.join(30)
+        assert outcome == [7.0]
+    finally:
+        client.close()
