@@ -9,6 +9,7 @@ when its caller goes away). Over the bulk path (Unix socket and TCP) and the gRP
 RunGraph (what SyncReplicasOptimizer's token dequeue is) and a remote client's RunStep.
 """
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ import time
 import pytest
 
 import tensorfleet as tf
-from dist_cluster import HERE, free_ports, task_env
+from dist_cluster import HERE, free_ports, make_tls_files, task_env
 
 #: how long the test waits for the ps to drop a dead caller's step (the runtime's bound is about 1 s;
 #: generous here for a slow, busy machine; without cancellation the step never ends: it has no deadline)
@@ -122,6 +123,33 @@ def test_a_killed_client_s_blocked_dequeue_is_cancelled_on_the_ps(ps, mode, tran
         client.wait(10)
         cancelled = _came_true(lambda: server._methods.in_flight == 0, CANCEL_WAIT_S)
         print(f"{mode}/{transport}: step ended {time.monotonic() - killed:.2f} s after SIGKILL: {cancelled}")
+    finally:
+        _stop(client)
+    _nothing_was_taken(server)
+    assert cancelled, f"the dead client's step still ran on the ps {CANCEL_WAIT_S} s after the kill"
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+@pytest.mark.parametrize("transport", ["bulk-tcp", "grpc"])
+def test_a_killed_client_s_blocked_dequeue_is_cancelled_on_a_tls_ps(local_servers, tmp_path, monkeypatch, transport):
+    """The same over mutual TLS on the ps's one port (bulk: the TLS connection itself is watched; gRPC: the
+    server's TLS pump ends the internal grpcio connection)."""
+    tls = make_tls_files(tmp_path)
+    for k, v in tls.items():
+        monkeypatch.setenv(k, v)
+    ps_port, w_port = free_ports(2)
+    spec = {"ps": [f"127.0.0.1:{ps_port}"], "worker": [f"127.0.0.1:{w_port}"]}
+    server = tf.train.Server(spec, job_name="ps", task_index=0)
+    local_servers.append(server)
+    client = _start_client(spec, "worker", dict(tls, **TRANSPORTS[transport]))
+    try:
+        _read_line(client, "BLOCKING")
+        _wait_until(lambda: server._methods.in_flight >= 1, "the blocked step never reached the ps", 60.0)
+        killed = time.monotonic()
+        client.kill()
+        client.wait(10)
+        cancelled = _came_true(lambda: server._methods.in_flight == 0, CANCEL_WAIT_S)
+        print(f"tls/{transport}: step ended {time.monotonic() - killed:.2f} s after SIGKILL: {cancelled}")
     finally:
         _stop(client)
     _nothing_was_taken(server)
