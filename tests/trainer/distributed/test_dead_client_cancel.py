@@ -4,9 +4,10 @@ cancels that step within a bounded time, and the dead step takes nothing from th
 The ps runs in the test process (its in-flight call count is the handshake: the client's blocked step is
 being served); the client is a real process (`blocked_client.py`) on 127.0.0.1, killed with SIGKILL.
 Oracle: if the dead step's dequeue still waited on the ps, it would take the next element enqueued there,
-so a fresh dequeue of a freshly enqueued value must get exactly that value (TF 1.15 cancels the step
-when its caller goes away). Over the bulk path (Unix socket and TCP) and the gRPC-only path, for a worker's
-RunGraph (what SyncReplicasOptimizer's token dequeue is) and a remote client's RunStep.
+so that element must stay in the queue and a fresh dequeue must get exactly it (TF 1.15 cancels the step
+when its caller goes away); and the ps's in-flight count drops to 0. Over the bulk path (Unix socket, TCP,
+TLS) and the gRPC-only path (plain, TLS), for a worker's RunGraph (what SyncReplicasOptimizer's token
+dequeue is), a remote client's RunStep, and a RunStep on another task's master that runs the RunGraph.
 """
 import json
 import shutil
@@ -34,15 +35,6 @@ def ps(local_servers):
     server = tf.train.Server(spec, job_name="ps", task_index=0)
     local_servers.append(server)
     return server, spec
-
-
-@pytest.fixture
-def ps_and_worker_process(cluster_procs, local_servers):
-    """The ps in the test process, worker 0 a real task process (`run_task.py`)."""
-    c = cluster_procs({"ps": 1, "worker": 1})
-    server = tf.train.Server(c.spec, job_name="ps", task_index=0)
-    local_servers.append(server)
-    return server, c
 
 
 def _queue_ops(device="/job:ps/task:0"):
@@ -110,11 +102,9 @@ def _nothing_was_taken(ps_server):
         assert sess.run(size) == 0
 
 
-@pytest.mark.parametrize("mode,transport", [("worker", "bulk-unix"), ("worker", "bulk-tcp"), ("worker", "grpc"),
-                                            ("remote", "bulk-unix"), ("remote", "grpc")])
-def test_a_killed_client_s_blocked_dequeue_is_cancelled_on_the_ps(ps, mode, transport):
-    server, spec = ps
-    client = _start_client(spec, mode, TRANSPORTS[transport])
+def _kill_while_blocked_then_check(server, client, label):
+    """Once the client's dequeue is in flight on the ps: SIGKILL it; the ps must end that step (bounded wait)
+    and the dead step must have taken nothing (`_nothing_was_taken`)."""
     try:
         _read_line(client, "BLOCKING")
         _wait_until(lambda: server._methods.in_flight >= 1, "the blocked step never reached the ps", 60.0)
@@ -122,11 +112,18 @@ def test_a_killed_client_s_blocked_dequeue_is_cancelled_on_the_ps(ps, mode, tran
         client.kill()
         client.wait(10)
         cancelled = _came_true(lambda: server._methods.in_flight == 0, CANCEL_WAIT_S)
-        print(f"{mode}/{transport}: step ended {time.monotonic() - killed:.2f} s after SIGKILL: {cancelled}")
+        print(f"{label}: step ended {time.monotonic() - killed:.2f} s after SIGKILL: {cancelled}")
     finally:
         _stop(client)
     _nothing_was_taken(server)
     assert cancelled, f"the dead client's step still ran on the ps {CANCEL_WAIT_S} s after the kill"
+
+
+@pytest.mark.parametrize("mode,transport", [("worker", "bulk-unix"), ("worker", "bulk-tcp"), ("worker", "grpc"),
+                                            ("remote", "bulk-unix"), ("remote", "grpc")])
+def test_a_killed_client_s_blocked_dequeue_is_cancelled_on_the_ps(ps, mode, transport):
+    server, spec = ps
+    _kill_while_blocked_then_check(server, _start_client(spec, mode, TRANSPORTS[transport]), f"{mode}/{transport}")
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
@@ -141,41 +138,28 @@ def test_a_killed_client_s_blocked_dequeue_is_cancelled_on_a_tls_ps(local_server
     spec = {"ps": [f"127.0.0.1:{ps_port}"], "worker": [f"127.0.0.1:{w_port}"]}
     server = tf.train.Server(spec, job_name="ps", task_index=0)
     local_servers.append(server)
-    client = _start_client(spec, "worker", dict(tls, **TRANSPORTS[transport]))
-    try:
-        _read_line(client, "BLOCKING")
-        _wait_until(lambda: server._methods.in_flight >= 1, "the blocked step never reached the ps", 60.0)
-        killed = time.monotonic()
-        client.kill()
-        client.wait(10)
-        cancelled = _came_true(lambda: server._methods.in_flight == 0, CANCEL_WAIT_S)
-        print(f"tls/{transport}: step ended {time.monotonic() - killed:.2f} s after SIGKILL: {cancelled}")
-    finally:
-        _stop(client)
-    _nothing_was_taken(server)
-    assert cancelled, f"the dead client's step still ran on the ps {CANCEL_WAIT_S} s after the kill"
+    _kill_while_blocked_then_check(server, _start_client(spec, "worker", dict(tls, **TRANSPORTS[transport])),
+                                   f"tls/{transport}")
 
 
-@pytest.mark.parametrize("transport", ["bulk-unix", "grpc"])
-def test_a_killed_client_s_step_is_cancelled_through_its_master_on_another_task(ps_and_worker_process, transport):
-    """client -RunStep-> worker 0's master -RunGraph-> ps: the master sees its client go and aborts its
-    RunGraph (drops the connection / cancels the gRPC call), which the ps sees in turn."""
-    server, cluster = ps_and_worker_process
-    env = TRANSPORTS[transport]
+@pytest.mark.parametrize("transport", ["bulk-unix", "grpc", "bulk-tls"])
+def test_a_killed_client_s_step_is_cancelled_through_its_master_on_another_task(cluster_procs, local_servers,
+                                                                               tmp_path, monkeypatch, transport):
+    """client -RunStep-> worker 0's master (a task process) -RunGraph-> ps: the master sees its client go and
+    aborts its RunGraph (drops the connection / cancels the gRPC call), which the ps sees in turn."""
+    if transport == "bulk-tls":
+        if shutil.which("openssl") is None:
+            pytest.skip("needs the openssl command")
+        env = make_tls_files(tmp_path)
+        for k, v in env.items():
+            monkeypatch.setenv(k, v)
+    else:
+        env = TRANSPORTS[transport]
+    cluster = cluster_procs({"ps": 1, "worker": 1})
+    server = tf.train.Server(cluster.spec, job_name="ps", task_index=0)
+    local_servers.append(server)
     cluster.start("worker", 0, env=env)   # its calls to the ps over the same transport
-    client = _start_client(cluster.spec, "via-worker", env)
-    try:
-        _read_line(client, "BLOCKING")
-        _wait_until(lambda: server._methods.in_flight >= 1, "the blocked step never reached the ps", 60.0)
-        killed = time.monotonic()
-        client.kill()
-        client.wait(10)
-        cancelled = _came_true(lambda: server._methods.in_flight == 0, CANCEL_WAIT_S)
-        print(f"via-worker/{transport}: step ended {time.monotonic() - killed:.2f} s after SIGKILL: {cancelled}")
-    finally:
-        _stop(client)
-    _nothing_was_taken(server)
-    assert cancelled, f"the dead client's step still ran on the ps {CANCEL_WAIT_S} s after the kill"
+    _kill_while_blocked_then_check(server, _start_client(cluster.spec, "via-worker", env), f"via-worker/{transport}")
 
 
 def test_a_client_s_operation_timeout_leaves_no_consumer_on_the_ps(ps):

@@ -311,9 +311,10 @@ def _metas_of(message) -> list:
 
 
 def _shut(sock: socket.socket) -> None:
-    """Ends a connection in use by another thread (its blocked read returns at once)."""
+    """Ends a connection in use by another thread (its blocked read returns at once). The plain socket's
+    shutdown, also for TLS (SSLSocket.shutdown would drop the TLS object under the reading thread)."""
     try:
-        sock.shutdown(socket.SHUT_RDWR)
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
     except OSError:
         pass
 
