@@ -95,3 +95,22 @@ class Cluster:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait(5)
+
+
+def make_tls_files(directory):
+    """A job CA and one certificate it signs (SAN 127.0.0.1, server and client use) in `directory` (the
+    openssl command): the three TENSORFLEET_TLS_* variables, as a dict."""
+    d = str(directory)
+
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True, timeout=60)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+            "-subj", "/CN=tensorfleet-test-ca")
+    with open(os.path.join(d, "ext.cnf"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "task.key", "-out", "task.csr", "-subj", "/CN=task")
+    openssl("x509", "-req", "-in", "task.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", "task.pem", "-days", "2", "-extfile", "ext.cnf")
+    return {"TENSORFLEET_TLS_CERT": os.path.join(d, "task.pem"), "TENSORFLEET_TLS_KEY": os.path.join(d, "task.key"),
+            "TENSORFLEET_TLS_CA": os.path.join(d, "ca.pem")}

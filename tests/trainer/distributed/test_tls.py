@@ -6,7 +6,6 @@ environment is refused naming what is missing."""
 import os
 import shutil
 import socket
-import subprocess
 import sys
 
 import grpc
@@ -20,28 +19,15 @@ from tensorfleet.distributed.client import RpcClient
 from tensorfleet.distributed.protos import service_pb2 as pb
 from tensorfleet.distributed.tls import tls_from_env
 
+from dist_cluster import make_tls_files
 from proc_sockets import listening_tcp_ports
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
 
 
-def _openssl(*args, cwd):
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
-
-
 @pytest.fixture
 def tls_files(tmp_path):
-    d = str(tmp_path)
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-             "-subj", "/CN=tensorfleet-test-ca", cwd=d)
-    (tmp_path / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n"
-                                      "extendedKeyUsage=serverAuth,clientAuth\n")
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "task.key", "-out", "task.csr",
-             "-subj", "/CN=task", cwd=d)
-    _openssl("x509", "-req", "-in", "task.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-             "-out", "task.pem", "-days", "2", "-extfile", "ext.cnf", cwd=d)
-    return {"TENSORFLEET_TLS_CERT": os.path.join(d, "task.pem"), "TENSORFLEET_TLS_KEY": os.path.join(d, "task.key"),
-            "TENSORFLEET_TLS_CA": os.path.join(d, "ca.pem")}
+    return make_tls_files(tmp_path)
 
 
 def _port(address):

@@ -159,7 +159,7 @@ class RpcClient:
         return sock, wire.FrameReader(sock, self.limits, self._buffers)
 
     def _bulk_call(self, method: str, request, parts: list, payload_bytes: int,
-                   timeout: Optional[float] = None) -> tuple:
+                   timeout: Optional[float] = None, cancel=None) -> tuple:
         with self._pool_lock:
             conn = self._pool.pop() if self._pool else None
         if conn is None:
@@ -167,6 +167,8 @@ class RpcClient:
         sock, reader = conn
         header = service_pb2.CallHeader(method=f"{self.service}/{method}", message=request.SerializeToString(),
                                         payload_bytes=payload_bytes, token=self.token)
+        # a cancelled call drops its connection: the task sees it close and cancels the call there (caller_watch)
+        forget = cancel.on_cancel(partial(_shut, sock)) if cancel is not None else None
         try:
             sock.settimeout(timeout)
             wire.send_frame(sock, header.SerializeToString(), parts, payload_bytes)
@@ -180,21 +182,30 @@ class RpcClient:
                                                            f"not finish within {timeout:.3f} s") from None
         except (OSError, wire.FrameError) as e:
             sock.close()
+            if cancel is not None and cancel.cancelled:
+                raise self._cancelled(method, cancel) from None
             with self._pool_lock:   # the other pooled sockets went to the same (gone) process
                 socks, self._pool = self._pool, []
             for s, _ in socks:
                 s.close()
             raise rpc_errors.unavailable(self.task, self.address, f"{type(e).__name__}: {e}") from None
+        finally:
+            if forget is not None:
+                forget()
         with self._pool_lock:
-            if self._closed:
+            if self._closed or (cancel is not None and cancel.cancelled):   # cancelled as the reply came: shut
+                sock.close()
                 sock.close()
             else:
                 self._pool.append(conn)
         return service_pb2.CallHeader.FromString(reply), payload
 
     # -- calls -------------------------------------------------------------------------------------
-    def call(self, method: str, request, response_type, tensors=(), timeout: Optional[float] = None) -> tuple:
-        """-> (response message, [(name, ndarray)])."""
+    def call(self, method: str, request, response_type, tensors=(), timeout: Optional[float] = None,
+             cancel=None) -> tuple:
+        """-> (response message, [(name, ndarray)]). `cancel` (`caller_watch.CallCancel`, for the streamed
+        methods): once cancelled, the call is aborted (its connection dropped, its gRPC call cancelled) and
+        raises CancelledError; the task notices its caller gone and cancels the call there."""
         started = time.perf_counter() if rpc_accounting.observing() else None
         metas, parts, size = wire.pack(tensors)
         if metas:
@@ -202,14 +213,14 @@ class RpcClient:
         header = None
         if self._bulk_port:
             try:
-                header, payload = self._bulk_call(method, request, parts, size, timeout)
+                header, payload = self._bulk_call(method, request, parts, size, timeout, cancel)
             except _ConnectFailed as e:  # nothing was sent: the gRPC port may still answer (a firewall, a proxy)
                 logger.warning("Bulk path to %s at %s unreachable (%s): using gRPC", self.task, self.address, e)
                 self._bulk_port = None
         if header is not None:
             pass
         elif _streams(self.service, method):
-            header, payload = self._stream_call(method, request, parts, size, timeout)
+            header, payload = self._stream_call(method, request, parts, size, timeout, cancel)
         else:
             response = self._unary_call(method, request, response_type, timeout)
             if started is not None:
@@ -235,17 +246,29 @@ class RpcClient:
         except grpc.RpcError as e:
             raise rpc_errors.error_from_rpc(e, self.task, self.address) from None
 
-    def _stream_call(self, method: str, request, parts, size, timeout) -> tuple:
+    def _cancelled(self, method: str, cancel) -> errors.CancelledError:
+        return errors.CancelledError(None, None, f"{method} on task {self.task} at {self.address} was cancelled: "
+                                                 f"{cancel.reason}")
+
+    def _stream_call(self, method: str, request, parts, size, timeout, cancel=None) -> tuple:
         fn = self._channel.stream_stream(f"/tensorfleet.rpc.{self.service}/{method}",
                                          request_serializer=lambda m: m.SerializeToString(),
                                          response_deserializer=service_pb2.Chunk.FromString)
         header = service_pb2.CallHeader(message=request.SerializeToString(), payload_bytes=size)
+        forget = None
         try:
             replies = fn(wire.chunks(header, parts, self.limits.chunk_bytes), metadata=self._metadata,
                          timeout=timeout)
+            if cancel is not None:
+                forget = cancel.on_cancel(replies.cancel)
             return wire.join_chunks(iter(replies), self.limits, f"{method} reply from {self.task}")
         except grpc.RpcError as e:
+            if cancel is not None and cancel.cancelled:
+                raise self._cancelled(method, cancel) from None
             raise rpc_errors.error_from_rpc(e, self.task, self.address) from None
+        finally:
+            if forget is not None:
+                forget()
 
     def close(self) -> None:
         with self._pool_lock:
@@ -285,6 +308,15 @@ def _metas_of(message) -> list:
     field = {"RunGraphRequest": "send", "RunStepRequest": "feed", "RunGraphResponse": "recv",
              "RunStepResponse": "tensor"}.get(name)
     return list(getattr(message, field)) if field else []
+
+
+def _shut(sock: socket.socket) -> None:
+    """Ends a connection in use by another thread (its blocked read returns at once). The plain socket's
+    shutdown, also for TLS (SSLSocket.shutdown would drop the TLS object under the reading thread)."""
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 def _keepalive(sock: socket.socket, dead_peer_seconds: float) -> None:

@@ -4,6 +4,7 @@ Sits between grpc-python and `server._Methods`: `Server._start_grpc` registers a
 which takes every call as raw bytes, checks the job token (UNAUTHENTICATED otherwise), joins
 streamed chunks (`wire`), dispatches to the method table and maps any error to its gRPC status
 (`rpc_errors`), so a malformed request is answered INVALID_ARGUMENT and the server keeps serving.
+A streamed call (RunGraph, RunStep) is cancelled when grpcio reports its client gone (`caller_watch`).
 The bulk port (server.py) carries the same calls as raw frames.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from . import rpc_errors, wire
+from .caller_watch import grpc_call_cancel
 from .client import TOKEN_METADATA, _attach
 from .protos import service_pb2
 
@@ -66,7 +68,9 @@ class GrpcHandler(grpc.GenericRpcHandler):
             try:
                 chunk_iter = (service_pb2.Chunk.FromString(r) for r in raw_iter)
                 header, payload = wire.join_chunks(chunk_iter, limits, name)
-                response, tensors = self._server._methods.dispatch(name, header.message, payload, limits)
+                # the step is cancelled if the client goes away (its process died, or its deadline passed)
+                cancel = grpc_call_cancel(context)
+                response, tensors = self._server._methods.dispatch(name, header.message, payload, limits, cancel)
                 metas, parts, size = wire.pack(tensors)
                 if metas:
                     _attach(response, metas)

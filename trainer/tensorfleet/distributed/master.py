@@ -67,9 +67,9 @@ class _LocalWorker:
         return self.service.register_graph(sub.graph_def, [p for p, _ in sub.sent + sub.local], sub.fetch,
                                            sub.targets, soft, log)
 
-    def run(self, sub, step_id, sent: dict, timeout_ms: int) -> dict:
+    def run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None) -> dict:
         return self.service.run_graph(sub.handle, step_id, sent, [(p, s) for p, s in sub.local], sub.keep,
-                                      sub.end_of_step, sub.keep_returned, timeout_ms)
+                                      sub.end_of_step, sub.keep_returned, timeout_ms, cancel)
 
     def cleanup(self, step_id) -> None:
         self.service.cleanup_step(step_id)
@@ -105,15 +105,17 @@ class _RemoteWorker:
         resp, _ = self.client.call("RegisterGraph", req, service_pb2.RegisterGraphResponse)
         return resp.graph_handle
 
-    def run(self, sub, step_id, sent: dict, timeout_ms: int) -> dict:
+    def run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None) -> dict:
         req = service_pb2.RunGraphRequest(graph_handle=sub.handle, step_id=step_id, keep=sub.keep,
                                           keep_returned=sub.keep_returned, end_of_step=sub.end_of_step,
                                           timeout_ms=timeout_ms)
         req.local.extend(service_pb2.LocalFeed(feed=p, key=s) for p, s in sub.local)
         # the task itself fails a blocked op at the deadline (DeadlineExceededError naming the node); the
         # client waits a little longer for that answer, then gives up on the connection
+        # (a cancelled step aborts the call: the task sees its caller go and cancels the run there)
         _, tensors = self.client.call("RunGraph", req, service_pb2.RunGraphResponse, list(sent.items()),
-                                      timeout=timeout_ms / 1000 + RPC_DEADLINE_SLACK_S if timeout_ms > 0 else None)
+                                      timeout=timeout_ms / 1000 + RPC_DEADLINE_SLACK_S if timeout_ms > 0 else None,
+                                      cancel=cancel)
         return dict(tensors)
 
     def cleanup(self, step_id) -> None:
@@ -239,7 +241,7 @@ class Master:
             import_graph_def(graph_def, session.graph)
 
     def run_step_by_name(self, handle: str, feeds: list, fetch_names: list, target_names: list,
-                         timeout_ms: int = 0) -> list:
+                         timeout_ms: int = 0, cancel=None) -> list:
         session = self._session(handle)
         key = (tuple(n for n, _ in feeds), tuple(fetch_names), tuple(target_names))
         resolved = session.by_name.get(key)
@@ -253,7 +255,7 @@ class Master:
             if len(session.by_name) < 1024:
                 session.by_name[key] = resolved
         fetches, targets, feed_tensors = resolved
-        return session.run(fetches, feed_tensors, [v for _, v in feeds], targets, timeout_ms)
+        return session.run(fetches, feed_tensors, [v for _, v in feeds], targets, timeout_ms, cancel)
 
     def close_session(self, handle: str) -> None:
         with self._lock:
@@ -403,7 +405,9 @@ class MasterSession:
                 self._plans[key] = plan
         return plan
 
-    def run(self, fetches, feeds, feed_values, targets, timeout_ms: int = 0) -> list:
+    def run(self, fetches, feeds, feed_values, targets, timeout_ms: int = 0, cancel=None) -> list:
+        """`cancel` (`caller_watch.CallCancel`, a remote client's RunStep): the client went away, so the
+        step's partitions are cancelled where they run (locally by token, remotely by aborting RunGraph)."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         plan = self._plan(fetches, feeds, targets)
@@ -413,9 +417,9 @@ class MasterSession:
         try:
             subs = plan.subs
             if len(subs) == 1:
-                values.update(self._run_sub(subs[0], step_id, values, timeout_ms))
+                values.update(self._run_sub(subs[0], step_id, values, timeout_ms, cancel))
             else:
-                self._run_dataflow(subs, step_id, values, timeout_ms)
+                self._run_dataflow(subs, step_id, values, timeout_ms, cancel)
         except (errors.UnavailableError, errors.AbortedError) as e:
             self._cleanup(plan, step_id)
             if self.master.training_finished:   # the chief released the cluster: a ps went away on purpose
@@ -428,12 +432,15 @@ class MasterSession:
         return [values[n] for n in plan.fetch_names]
 
     @staticmethod
-    def _run_sub(sub, step_id, values, timeout_ms) -> dict:
+    def _run_sub(sub, step_id, values, timeout_ms, cancel=None) -> dict:
         sent = {p: values[s] for p, s in sub.sent}
-        return sub.worker.run(sub, step_id, sent, timeout_ms)
+        if cancel is None:
+            return sub.worker.run(sub, step_id, sent, timeout_ms)
+        cancel.check("RunStep")   # the client went away: start no more partitions
+        return sub.worker.run(sub, step_id, sent, timeout_ms, cancel)
 
-    def _run_dataflow(self, subs, step_id, values, timeout_ms) -> None:
-        _Dataflow(subs, lambda sub: self._run_sub(sub, step_id, values, timeout_ms), values).run()
+    def _run_dataflow(self, subs, step_id, values, timeout_ms, cancel=None) -> None:
+        _Dataflow(subs, lambda sub: self._run_sub(sub, step_id, values, timeout_ms, cancel), values).run()
 
     @staticmethod
     def _cleanup(plan, step_id) -> None:

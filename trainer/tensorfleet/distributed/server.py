@@ -18,6 +18,7 @@ TLS itself and tells the two apart by ALPN. With `TENSORFLEET_SINGLE_PORT=0` grp
 the spec's port itself and the bulk path on an ephemeral port. Clients fall back to gRPC when
 the bulk path is off or unreachable.
 Malformed, oversize or unknown calls get a clear status and the server keeps serving.
+A step (RunGraph, RunStep) whose caller goes away is cancelled (`caller_watch`).
 The method table is `service_methods.Methods`, the gRPC handler `grpc_handler.GrpcHandler`.
 """
 from __future__ import annotations
@@ -40,7 +41,8 @@ from google.protobuf.message import DecodeError
 from .. import errors
 from ..config import ConfigProto
 from . import one_port, rpc_errors, shutdown, wire
-from .client import TOKEN_ENV, _attach, job_token, split_address
+from .caller_watch import ConnectionWatch, probe_idle_peer
+from .client import TOKEN_ENV, Timeouts, _attach, job_token, split_address
 from .cluster import ClusterSpec, server_def_parts
 from .grpc_handler import GrpcHandler
 from .master import Master
@@ -109,6 +111,7 @@ class Server:
         self._shared_sock: Optional[socket.socket] = None  # single-port mode: gRPC and bulk (one_port.py)
         self._grpc_unix: Optional[one_port.InternalGrpcSocket] = None
         self._conns: set = set()
+        self._caller_watch = ConnectionWatch(f"{job_name}-{task_index}")
         self._worker = WorkerService(job_name, task_index, config)
         self._master = Master(self)
         self._methods = Methods(self._worker, self._master, lambda: (self._bulk_port, self._local_name),
@@ -196,6 +199,7 @@ class Server:
                 _close(listener)
         for c in list(self._conns):
             _close(c)
+        self._caller_watch.close()
         self._master.close()
         self._worker.close()
 
@@ -271,6 +275,9 @@ class Server:
                 ("grpc.keepalive_permit_without_calls", 1),
                 ("grpc.http2.min_ping_interval_without_data_ms", 500),
                 ("grpc.http2.max_ping_strikes", 0)]
+        if not internal_address:   # grpcio's own TCP port: ping clients, so a vanished host's call ends (caller_watch)
+            ping_ms = max(1000, int(Timeouts().dead_peer_seconds * 500))
+            opts += [("grpc.keepalive_time_ms", ping_ms), ("grpc.keepalive_timeout_ms", ping_ms)]
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="tf-grpc"), options=opts)
         server.add_generic_rpc_handlers((GrpcHandler(self),))
         host = f"[{self._bind}]" if ":" in self._bind else self._bind
@@ -329,6 +336,7 @@ class Server:
                 continue
             if conn.family != socket.AF_UNIX:
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                probe_idle_peer(conn)   # a vanished client host ends its step too (caller_watch)
             self._conns.add(conn)
             threading.Thread(target=self._serve_bulk, args=(conn, listener is self._shared_sock),
                              name="tf-bulk-conn", daemon=True).start()
@@ -397,7 +405,12 @@ class Server:
             _send_status(conn, errors.UNAUTHENTICATED, "missing or wrong job token")
             return False
         try:
-            response, tensors = self._methods.dispatch(header.method, header.message, payload, self._limits)
+            if header.method in self._methods.streaming:   # a step: cancelled if the caller goes away meanwhile
+                with self._caller_watch.watching(conn) as cancel:
+                    response, tensors = self._methods.dispatch(header.method, header.message, payload, self._limits,
+                                                               cancel)
+            else:
+                response, tensors = self._methods.dispatch(header.method, header.message, payload, self._limits)
             metas, parts, size = wire.pack(tensors)
             if metas:
                 _attach(response, metas)

@@ -2,8 +2,9 @@
 
 `server.Server` builds one `Methods` over its `WorkerService` and `Master`; `grpc_handler` (gRPC)
 and the bulk/single-port connection threads in `server` call `dispatch(method, request bytes,
-payload, limits)`, which decodes the typed request, unpacks the tensors (`wire`) and runs the call;
-every failure is a tf.errors exception that the transport turns into a status.
+payload, limits, cancel)`, which decodes the typed request, unpacks the tensors (`wire`) and runs the call;
+every failure is a tf.errors exception that the transport turns into a status. RunGraph and RunStep
+get the transport's `caller_watch.CallCancel`: their steps end when the caller goes away.
 """
 from __future__ import annotations
 
@@ -73,14 +74,14 @@ class Methods:
             resp.device.add(name=name, device_type=dtype, memory_limit=mem)
         return resp
 
-    def _run_graph(self, r, tensors):
+    def _run_graph(self, r, tensors, cancel=None):
         out = self.worker.run_graph(r.graph_handle, r.step_id, dict(tensors), [(x.feed, x.key) for x in r.local],
-                                    list(r.keep), r.end_of_step, list(r.keep_returned), r.timeout_ms)
+                                    list(r.keep), r.end_of_step, list(r.keep_returned), r.timeout_ms, cancel)
         return service_pb2.RunGraphResponse(), list(out.items())
 
-    def _run_step(self, r, tensors):
+    def _run_step(self, r, tensors, cancel=None):
         values = self.master.run_step_by_name(r.session_handle, tensors, list(r.fetch), list(r.target),
-                                              r.timeout_ms)
+                                              r.timeout_ms, cancel)
         return service_pb2.RunStepResponse(), list(zip(r.fetch, values, strict=True))
 
     @staticmethod
@@ -90,18 +91,19 @@ class Methods:
             resp.device.add(name=name, device_type=dtype, memory_limit=mem)
         return resp
 
-    def dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits) -> tuple:
-        """-> (response message, [(name, array)]); raises tf.errors for every failure."""
+    def dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits, cancel=None) -> tuple:
+        """-> (response message, [(name, array)]); raises tf.errors for every failure. `cancel` (a
+        `caller_watch.CallCancel`, for the `streaming` methods, which run steps): fires when the caller goes away."""
         with self._count_lock:
             self.in_flight += 1
         try:
-            return self._dispatch(method, request_bytes, payload, limits)
+            return self._dispatch(method, request_bytes, payload, limits, cancel)
         finally:
             with self._count_lock:
                 self.in_flight -= 1
                 self.last_call = time.monotonic()
 
-    def _dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits) -> tuple:
+    def _dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits, cancel) -> tuple:
         entry = self.table.get(method)
         if entry is None:
             raise errors.UnimplementedError(None, None, f"Unknown method {method!r}")
@@ -111,6 +113,8 @@ class Methods:
         except DecodeError as e:
             raise errors.InvalidArgumentError(None, None, f"{method}: malformed {req_type.__name__}: {e}") from None
         tensors = wire.unpack(_metas_of(request), payload, limits, method) if payload is not None else []
+        if cancel is not None and method in self.streaming:
+            return fn(request, tensors, cancel)
         return fn(request, tensors)
 
     @staticmethod

@@ -18,7 +18,9 @@ so the sessions of every worker process that name one on this task share it. A
 blocking kernel in a run honours the run's `timeout_ms` (DeadlineExceededError,
 raised here on the task, so no element is taken after the caller gave up) and its
 partition's cancellation token: deregistering a partition (its master session
-closed) cancels that partition's blocked runs, and only those.
+closed) cancels that partition's blocked runs, and only those. A run whose caller
+went away (`caller_watch`) is cancelled alone, through its own token under the
+partition's.
 """
 from __future__ import annotations
 
@@ -78,7 +80,8 @@ class _Partition:
             self.session._resources = type(self.store)()  # Session.close acts on a private, empty store
         self.session.close()
 
-    def run(self, feed_values: dict, timeout_ms: int = 0) -> list:
+    def run(self, feed_values: dict, timeout_ms: int = 0, cancel=None) -> list:
+        """`cancel` (a `caller_watch.CallCancel`): this run alone is cancelled when its caller goes away."""
         feed_dict = {}
         for name, t in zip(self.feed_names, self.feeds, strict=True):
             try:
@@ -91,12 +94,20 @@ class _Partition:
         # variables included), without the copies Session.run makes for its callers
         plan = self.session._plan(self._fetch_key, self._feed_key, self._target_key)
         values = [_convert_feed(t, feed_dict[t]) for t in self._feed_key]  # dtype and shape checked
+        run_token = self.cancel
+        forget = None
+        if cancel is not None:   # the run's own token, under the partition's
+            run_token = queue_kernels.CancelToken(self.cancel)
+            forget = cancel.on_cancel(lambda: queue_kernels.cancel_token(run_token, self.store))
+            cancel.check("RunGraph")   # the caller is already gone: run nothing
         token = fp_state.enter()  # as Session.run: numpy's floating-point warnings off around the step
         try:
-            with queue_kernels.run_scope(timeout_ms, self.cancel):  # blocking kernels: deadline, cancellation
+            with queue_kernels.run_scope(timeout_ms, run_token):  # blocking kernels: deadline, cancellation
                 return [to_host(v) for v in plan.run(values)]
         finally:
             fp_state.exit(token)
+            if forget is not None:
+                forget()
 
 
 class WorkerService:
@@ -137,9 +148,10 @@ class WorkerService:
             part.close()
 
     def run_graph(self, handle: str, step_id: int, sent: dict, local: list, keep: list,
-                  end_of_step: bool, keep_returned: Sequence = (), timeout_ms: int = 0) -> dict:
+                  end_of_step: bool, keep_returned: Sequence = (), timeout_ms: int = 0, cancel=None) -> dict:
         """Runs a partition; returns {fetch name: value} for the fetches not only kept (`keep` minus
-        `keep_returned`); the `keep` ones are stored in the rendezvous under `step_id`."""
+        `keep_returned`); the `keep` ones are stored in the rendezvous under `step_id`. `cancel`
+        (`caller_watch.CallCancel`): the caller went away, so the run's blocked ops fail with CancelledError."""
         part = self._partitions.get(handle)
         if part is None:
             raise errors.AbortedError(None, None, f"Graph handle {handle!r} is not registered on task "
@@ -148,7 +160,7 @@ class WorkerService:
             values = dict(sent)
             for feed, key in local:
                 values[feed] = self.rendezvous.take(step_id, key, self.task_name)
-            results = part.run(values, timeout_ms)
+            results = part.run(values, timeout_ms, cancel)
             out = {}
             keep_set, also = set(keep), set(keep_returned)
             for name, value in zip(part.fetch_names, results, strict=True):

@@ -34,12 +34,22 @@ _deadline = threading.local()
 
 
 class CancelToken:
-    """Cancels the blocking kernels of the runs made under it (`run_scope`); once set, it stays set."""
+    """Cancels the blocking kernels of the runs made under it (`run_scope`); once set, it stays set.
+    A token with a `parent` is also cancelled when the parent is (one call's token under its partition's)."""
 
-    __slots__ = ("cancelled",)
+    __slots__ = ("_set", "parent")
 
-    def __init__(self):
-        self.cancelled = False
+    def __init__(self, parent: Optional["CancelToken"] = None):
+        self._set = False
+        self.parent = parent
+
+    @property
+    def cancelled(self) -> bool:
+        return self._set or (self.parent is not None and self.parent.cancelled)
+
+    @cancelled.setter
+    def cancelled(self, value: bool) -> None:
+        self._set = bool(value)
 
 
 @contextlib.contextmanager
