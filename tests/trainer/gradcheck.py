@@ -23,6 +23,11 @@ def numeric_grad(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
     return g
 
 
+def _dense(g):
+    """A gradient as a dense Tensor (tf.gradients gives an IndexedSlices for a gathered tensor, as TF does)."""
+    return tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
+
+
 def vjp(f, wrt=0):
     """build(*primals, g) = d/d primals[wrt] of sum(f(*primals) * g): the gradient graph of f as a function.
 
@@ -32,7 +37,7 @@ def vjp(f, wrt=0):
 
     def build(*args):
         *primals, g = args
-        return tf.gradients(f(*primals), [primals[wrt]], grad_ys=g)[0]
+        return _dense(tf.gradients(f(*primals), [primals[wrt]], grad_ys=g)[0])
 
     return build
 
@@ -51,7 +56,7 @@ def check_gradients(build, inputs, rtol=1e-5, atol=1e-6, eps=1e-6, seed=0):
         out_shape = tuple(out.shape.as_list())
         weights = tf.constant(rng.standard_normal(out_shape))
         loss = tf.reduce_sum(out * weights)
-        grads = tf.gradients(loss, phs)
+        grads = [_dense(g) for g in tf.gradients(loss, phs)]
         with tf.Session(graph=graph) as sess:
             values = [np.asarray(v, dtype=np.float64) for v in inputs]
             analytic = sess.run([g for g in grads if g is not None], dict(zip(phs, values)))

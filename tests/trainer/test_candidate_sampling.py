@@ -125,10 +125,10 @@ def test_losses_over_sharded_weights_follow_the_partition_strategy(strategy, lay
                          partition_strategy=strategy)
     full_nce = tf.nn.nce_loss(tf.constant(W), tf.constant(B), LABELS, tf.constant(X), 4, 10,
                               sampled_values=sampled_values())
-    grads = tf.gradients(tf.reduce_sum(loss), shards)
+    grads = [tf.convert_to_tensor(g) for g in tf.gradients(tf.reduce_sum(loss), shards)]  # IndexedSlices, as TF
     full = tf.constant(W)
-    full_grad = tf.gradients(tf.reduce_sum(tf.nn.sampled_softmax_loss(
-        full, tf.constant(B), LABELS, tf.constant(X), 4, 10, sampled_values=sampled_values())), [full])[0]
+    full_grad = tf.convert_to_tensor(tf.gradients(tf.reduce_sum(tf.nn.sampled_softmax_loss(
+        full, tf.constant(B), LABELS, tf.constant(X), 4, 10, sampled_values=sampled_values())), [full])[0])
     got, got_nce, want_nce, got_grads, want_grad = run([loss, nce, full_nce, grads, full_grad])
     np.testing.assert_allclose(got, ref, rtol=1e-6)
     np.testing.assert_allclose(got_nce, want_nce, rtol=1e-12)

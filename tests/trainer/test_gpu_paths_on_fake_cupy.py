@@ -465,6 +465,7 @@ def test_gather_on_gpu_needs_no_host_sync_and_gives_zeros_for_bad_indices_like_t
         out = tf.gather(params, ids, axis=1 if kind == "gather-axis1" else 0)
     loss = tf.reduce_sum(out * out)
     (grad,) = tf.gradients(loss, [params])
+    grad = tf.convert_to_tensor(grad)  # an IndexedSlices along axis 0, as TF's: its dense form, built on the GPU
     good = {ids: np.array([3, 0, 3, 1], np.int32)}
     _on_gpu_vs_cpu([([out, grad], good)])
     assert _steady_state_traffic([loss, grad], good) == {("h2d", "set"): 1, ("d2h", "get"): 2}

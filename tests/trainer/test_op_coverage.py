@@ -118,7 +118,7 @@ FD_GRADIENT_TESTED = {
     "NnBroadcastChannel": "test_gradients_more.py::test_bias_add_grad_grad_nn_broadcast_channel_gradient",
     "NnFlatten": "test_gradients_more.py::test_layers_flatten_gradient_nn_flatten_and_reshape_like",
     "NnGather": "test_nn_ops.py::test_embedding_lookup_forward_gradient_and_errors",
-    "NnGatherGrad": "test_gradients_more.py::test_embedding_lookup_grad_gradient",
+    "IndexedSlicesToDense": "test_gradients_more.py::test_embedding_lookup_grad_gradient",
     "NnMoments": "test_nn_ops.py::test_moments_forward_and_gradients",
     "NnMomentsGrad": "test_gradients_more.py::test_moments_second_derivatives",
     "NnReshapeLike": "test_gradients_more.py::test_layers_flatten_gradient_nn_flatten_and_reshape_like",

@@ -51,6 +51,8 @@ from .ops.nn_ops import sigmoid, tanh  # noqa: F401  (tf.sigmoid / tf.tanh; the 
 from .op_registry import NotDifferentiable, RegisterGradient
 from .autodiff import gradients
 from .ops.identity_n_op import identity_n  # noqa: F401
+from .ops.indexed_slices_ops import IndexedSlices, convert_to_tensor_or_indexed_slices  # noqa: F401
+from .indexed_slices import IndexedSlicesValue  # noqa: F401
 from .ops.template import make_template  # noqa: F401
 from .ops.partitioned_variables import (fixed_size_partitioner, min_max_variable_partitioner,  # noqa: F401
                                         variable_axis_size_partitioner)

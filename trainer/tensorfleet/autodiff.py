@@ -12,7 +12,11 @@ from typing import Optional
 from .graph import Tensor
 from .default_graph import convert_to_tensor, get_default_graph
 from .op_registry import get_op_def, gradient_function
-from .ops import array_ops, math_ops
+from .indexed_slices import IndexedSlices
+from .ops import array_ops, indexed_slices_ops, math_ops
+
+#: ops whose gradient function passes an IndexedSlices gradient on as is (TF's _IdGrad)
+_SPARSE_GRADIENT_OPS = frozenset({"Identity"})
 
 
 def _as_list(x):
@@ -46,7 +50,8 @@ def _topo_reverse(between: set) -> list:
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
               gate_gradients=False, aggregation_method=None, stop_gradients=None,
               unconnected_gradients="none"):
-    """Symbolic d(sum(ys))/d(xs); None for an x that no y depends on (or zeros with 'zero')."""
+    """Symbolic d(sum(ys))/d(xs); None for an x that no y depends on (or zeros with 'zero'). The gradient of a
+    tensor read only through `tf.gather` / `embedding_lookup` is an IndexedSlices, as in TF."""
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     xs_in = _as_list(xs)
     xs = [convert_to_tensor(x) for x in xs_in]
@@ -72,6 +77,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             for t, gsum in zip(op._outputs, out_grads):
                 if gsum is not None:
                     pending[t] = [gsum]
+            if op.type not in _SPARSE_GRADIENT_OPS:  # others see an IndexedSlices gradient as a dense Tensor
+                out_grads = [convert_to_tensor(gr) if isinstance(gr, IndexedSlices) else gr for gr in out_grads]
             if op in stop_ops or all(gr is None for gr in out_grads):
                 continue
             if all(t in xs_set for t in op._outputs) and not any(t._op in between for t in op._inputs):
@@ -104,12 +111,15 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     return result
 
 
-def _aggregate(grads: Optional[list]) -> Optional[Tensor]:
+def _aggregate(grads: Optional[list]):
+    """The sum of a tensor's gradients: IndexedSlices stay sparse (rows concatenated) when all are."""
     if not grads:
         return None
     if len(grads) == 1:
         return grads[0]
-    return math_ops.add_n(grads)
+    if all(isinstance(g, IndexedSlices) for g in grads):
+        return indexed_slices_ops.add_indexed_slices(grads)
+    return math_ops.add_n([convert_to_tensor(g) if isinstance(g, IndexedSlices) else g for g in grads])
 
 
 def _ones_like(t: Tensor) -> Tensor:

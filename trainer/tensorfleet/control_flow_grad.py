@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from . import autodiff, errors
 from .func_graph import Function
+from .default_graph import convert_to_tensor
 from .graph import Operation
+from .indexed_slices import IndexedSlices
 from .op_registry import register_gradient
 from .ops.functional_ops import make_functional_op, most_specific_compatible
 
@@ -30,6 +32,7 @@ def grad_function(fn: Function, ys_idx: list, xs_idx: list, name: str) -> Functi
         with g.name_scope(name):
             dxs = autodiff.gradients([fn.outputs[i] for i in ys_idx], [fn.inputs[j] for j in xs_idx],
                                      grad_ys=dys, unconnected_gradients="zero")
+            dxs = [convert_to_tensor(d) if isinstance(d, IndexedSlices) else d for d in dxs]  # body outputs: dense
     return Function(g, tuple(fn.inputs) + tuple(dys), tuple(dxs))
 
 

@@ -24,6 +24,7 @@ from .config import ConfigProto, RunOptions
 from .config import DeviceStepStats, NodeExecStats
 from .devices import local_devices
 from .graph import Graph, Operation, Tensor, _default_session_stack
+from .indexed_slices import IndexedSlices, IndexedSlicesValue
 from .default_graph import get_default_graph
 from .kernels import ResourceStore, fp_state, queue_kernels
 from .kernels.backend import to_host
@@ -68,6 +69,9 @@ class _FetchMapper:
             return (dict, type(f), [(k, self._flatten(graph, v)) for k, v in f.items()])
         if f is None:
             raise TypeError(f"Fetch argument None has invalid type {type(None)}")
+        if isinstance(f, IndexedSlices):  # -> IndexedSlicesValue(values, indices, dense_shape)
+            parts = [f.values, f.indices] + ([f.dense_shape] if f.dense_shape is not None else [])
+            return ("slices", [self._flatten(graph, p) for p in parts])
         try:
             el = graph.as_graph_element(f, allow_tensor=True, allow_operation=True)
         except TypeError as e:
@@ -86,6 +90,9 @@ class _FetchMapper:
             return values[s]
         if s[0] is dict:
             return s[1]((k, self._build(v, values)) for k, v in s[2])
+        if s[0] == "slices":
+            parts = [self._build(x, values) for x in s[1]]
+            return IndexedSlicesValue(parts[0], parts[1], parts[2] if len(parts) == 3 else None)
         typ, items = s
         built = [self._build(x, values) for x in items]
         if typ is list:

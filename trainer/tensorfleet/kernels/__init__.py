@@ -6,6 +6,7 @@ from . import accumulator_kernels  # noqa: F401
 from . import summary_kernels  # noqa: F401
 from . import array_extra_kernels, math_extra_kernels, parsing_kernels, sampling_kernels  # noqa: F401
 from . import sequence_parsing_kernels  # noqa: F401
+from . import indexed_slices_kernels  # noqa: F401  (IndexedSlices -> dense)
 from . import string_kernels  # noqa: F401
 from . import rnn_kernels  # noqa: F401
 from . import linalg_kernels  # noqa: F401  (ops/linalg_extra_ops.py, ops/matrix_ops.py)

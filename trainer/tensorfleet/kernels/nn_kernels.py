@@ -312,26 +312,6 @@ def gather(ctx, params, ids):
     return np.take(params, ids, axis=0)
 
 
-@register_kernel("NnGatherGrad")
-def gather_grad(ctx, grad, ids, params):
-    xp = ctx.xp
-    out = xp.zeros(params.shape, dtype=grad.dtype)
-    flat_ids = ids.reshape(-1)
-    flat_grad = grad.reshape((flat_ids.shape[0],) + params.shape[1:])
-    if xp is not np:  # the forward gave zeros for bad ids (TF's GPU rule): their rows add nothing
-        valid = (flat_ids >= 0) & (flat_ids < params.shape[0])
-        flat_ids = xp.where(valid, flat_ids, 0)
-        flat_grad = xp.where(valid.reshape((-1,) + (1,) * (params.ndim - 1)), flat_grad,
-                             xp.zeros((), dtype=flat_grad.dtype))
-    add_at = xp.add.at if hasattr(xp.add, "at") else None
-    if add_at is None:  # older cupy
-        import cupyx
-        cupyx.scatter_add(out, flat_ids, flat_grad)
-    else:
-        add_at(out, flat_ids, flat_grad)
-    return out
-
-
 # -- in_top_k -----------------------------------------------------------------
 @register_kernel("InTopK")
 def in_top_k(ctx, predictions, targets):

@@ -15,10 +15,9 @@ block, fails with `CancelledError` until the next `set_global_step`), used by
 """
 from __future__ import annotations
 
-from collections import namedtuple
-
 from .. import dtypes as _dtypes
 from ..default_graph import convert_to_tensor
+from ..indexed_slices import IndexedSlices
 from ..tensor_shape import TensorShape, as_shape, unknown_shape
 from .arithmetic_ops import cast
 from .common import NotDifferentiable, make_op, register_op
@@ -58,7 +57,6 @@ for _t in ("AccumulatorHandle", "AccumulatorApplyGradient", "AccumulatorTakeGrad
     NotDifferentiable(_t)
 
 #: what `SparseConditionalAccumulator.take_indexed_slices_grad` returns (TF: an IndexedSlices)
-IndexedSlicesGrad = namedtuple("IndexedSlicesGrad", ["values", "indices", "dense_shape"])
 
 
 class ConditionalAccumulatorBase:
@@ -162,4 +160,4 @@ class SparseConditionalAccumulator(ConditionalAccumulatorBase):
 
     def take_indexed_slices_grad(self, num_required, name=None):
         indices, values, shape = self.take_grad(num_required, name)
-        return IndexedSlicesGrad(values=values, indices=indices, dense_shape=shape)
+        return IndexedSlices(values=values, indices=indices, dense_shape=shape)

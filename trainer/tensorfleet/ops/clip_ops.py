@@ -10,6 +10,7 @@ __all__ = ["clip_by_value", "clip_by_norm", "global_norm", "clip_by_global_norm"
 import numpy as np
 
 from ..graph import Tensor
+from ..indexed_slices import IndexedSlices
 from ..default_graph import name_scope
 from .common import convert_to_tensor, is_tensor_like
 from . import arithmetic_ops as _m
@@ -39,7 +40,10 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
-    """`tf.clip_by_norm`: t * clip_norm / max(l2norm(t, axes), clip_norm); zero norms stay finite."""
+    """`tf.clip_by_norm`: t * clip_norm / max(l2norm(t, axes), clip_norm); zero norms stay finite. An
+    IndexedSlices is clipped by the norm of its values and stays one, as in TF."""
+    if isinstance(t, IndexedSlices):
+        return _with_values(t, clip_by_norm(t.values, clip_norm, axes, name))
     t = convert_to_tensor(t)
     with name_scope(name, "clip_by_norm", [t, clip_norm]) as scope:
         l2sum = _r.reduce_sum(_m.multiply(t, t), axes, keepdims=True)
@@ -69,7 +73,7 @@ def global_norm(t_list, name=None):
     """`tf.global_norm`: sqrt(sum of squared L2 norms); None entries are ignored."""
     if isinstance(t_list, Tensor) or not isinstance(t_list, (list, tuple)):
         raise TypeError("t_list should be a sequence")
-    tensors = [convert_to_tensor(t) for t in t_list if t is not None]
+    tensors = [t.values if isinstance(t, IndexedSlices) else convert_to_tensor(t) for t in t_list if t is not None]
     if not tensors:
         raise ValueError("global_norm needs at least one non-None tensor")
     with name_scope(name, "global_norm", tensors):
@@ -104,7 +108,15 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
             if t is None:
                 out.append(None)
                 continue
-            t = convert_to_tensor(t)
+            sparse = t if isinstance(t, IndexedSlices) else None  # TF scales an IndexedSlices' values
+            t = sparse.values if sparse is not None else convert_to_tensor(t)
             s = scale if t.dtype is dtype else _m.cast(scale, t.dtype)
-            out.append(identity(_m.multiply(t, s), name=f"{scope}_{i}"))
+            clipped = identity(_m.multiply(t, s), name=f"{scope}_{i}")
+            out.append(clipped if sparse is None else _with_values(sparse, clipped))
         return out, use_norm
+
+
+def _with_values(slices, values):
+    out = IndexedSlices(values, slices.indices, slices.dense_shape)
+    out._static_dense_shape = slices._static_dense_shape
+    return out

@@ -25,6 +25,7 @@ from .math_ops import subtract
 from . import math_ops as m
 from .array_ops import size
 from .partition_stitch_ops import sharded_embedding_lookup
+from .indexed_slices_ops import gather_gradient
 
 
 def _rank_error(expected: str, rank: int) -> ValueError:
@@ -246,7 +247,6 @@ def _gather_shape(op):
 
 
 register_op("NnGather", _gather_shape)
-register_op("NnGatherGrad", lambda op: [(op.inputs[0].dtype, op.inputs[2].shape)])
 
 
 def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True, max_norm=None):
@@ -273,13 +273,9 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
 
 @register_gradient("NnGather")
 def _gather_grad(op, grad):
+    """An IndexedSlices, as TF's: only the looked-up rows (optimizers update just those)."""
     params, ids = op.inputs
-    return [make_tensor("NnGatherGrad", [grad, ids, params], name="GatherGrad"), None]
-
-
-@register_gradient("NnGatherGrad")
-def _gather_grad_grad(op, grad):
-    return [make_tensor("NnGather", [grad, op.inputs[1]], name="Gather"), None, None]
+    return [gather_gradient(grad, ids, params), None]
 
 
 # -- in_top_k -----------------------------------------------------------------

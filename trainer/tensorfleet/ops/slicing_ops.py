@@ -198,8 +198,11 @@ def gather(params, indices, validate_indices=None, name=None, axis=0, batch_dims
 
 @register_gradient("GatherV2")
 def _gather_grad(op, grad):
-    """Dense gradient (TF returns IndexedSlices): repeated indices accumulate."""
+    """Along axis 0 an IndexedSlices, as TF's; along another axis dense (repeated indices accumulate)."""
     params, indices = op.inputs
+    if op.get_attr("axis") == 0:
+        from .indexed_slices_ops import gather_gradient  # (it builds on this module's gather)
+        return [gather_gradient(grad, indices, params), None]
     return [make_tensor("GatherGrad", [grad, indices, params], {"axis": op.get_attr("axis")}, name="GatherGrad"),
             None]
 

@@ -5,7 +5,7 @@ One slot per variable, `<var>/Adagrad` (slot name "accumulator"), initialized to
 """
 from __future__ import annotations
 
-from . import training_ops
+from . import sparse_updates, training_ops
 from .optimizer import Optimizer
 
 __all__ = ["AdagradOptimizer"]
@@ -29,3 +29,7 @@ class AdagradOptimizer(Optimizer):
     def _apply_dense(self, grad, var):
         return training_ops.apply_adagrad(var, self.get_slot(var, "accumulator"), self._learning_rate_tensor, grad,
                                           use_locking=self._use_locking).op
+
+    def _apply_sparse(self, grad, var):
+        return sparse_updates.adagrad(var, self.get_slot(var, "accumulator"), self._learning_rate_tensor, grad,
+                                      use_locking=self._use_locking)

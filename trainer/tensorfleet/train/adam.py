@@ -11,7 +11,7 @@ multiplied by beta1/beta2 after all updates of a step (in `_finish`).
 from __future__ import annotations
 
 from ..default_graph import get_default_graph
-from . import training_ops
+from . import sparse_updates, training_ops
 from .optimizer import Optimizer
 
 __all__ = ["AdamOptimizer"]
@@ -51,6 +51,12 @@ class AdamOptimizer(Optimizer):
         return training_ops.apply_adam(var, self.get_slot(var, "m"), self.get_slot(var, "v"), beta1_power.value(),
                                        beta2_power.value(), self._lr_t, self._beta1_t, self._beta2_t,
                                        self._epsilon_t, grad, use_locking=self._use_locking).op
+
+    def _apply_sparse(self, grad, var):
+        beta1_power, beta2_power = self._get_beta_accumulators(var.op.graph)
+        return sparse_updates.adam_non_lazy(var, self.get_slot(var, "m"), self.get_slot(var, "v"),
+                                            beta1_power.value(), beta2_power.value(), self._lr_t, self._beta1_t,
+                                            self._beta2_t, self._epsilon_t, grad, use_locking=self._use_locking)
 
     def _finish(self, update_ops, name_scope):
         beta1_power, beta2_power = self._get_beta_accumulators(update_ops[0].graph)

@@ -6,12 +6,14 @@ Per variable, slots "accum" (`initial_accumulator_value`, 0.1) and "linear" (0):
     linear   += g - (accum_new^-p - accum^-p) / lr * var          (p = learning_rate_power, -0.5)
     quadratic = accum_new^-p / lr + 2 * l2
     var       = (clip(linear, -l1, l1) - linear) / quadratic  if |linear| > l1  else 0
-Built from math ops: every new value is computed from the old ones before any is assigned.
+Built from math ops: every new value is computed from the old ones before any is assigned. An
+IndexedSlices gradient updates only its rows (TF's SparseApplyFtrl).
 """
 from __future__ import annotations
 
 from ..default_graph import control_dependencies
-from ..ops import control_flow_ops, math_ops, state_ops
+from ..ops import control_flow_ops, math_ops, scatter_ops, state_ops
+from ..ops.slicing_ops import gather
 from .optimizer import Optimizer
 
 __all__ = ["FtrlOptimizer"]
@@ -51,17 +53,33 @@ class FtrlOptimizer(Optimizer):
             return math_ops.sqrt(x)
         return math_ops.pow(x, -self._lr_power)
 
-    def _apply_dense(self, grad, var):
-        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
-        lr = math_ops.cast(self._learning_rate_tensor, var.dtype.base_dtype)
-        old_var, old_accum, old_linear = var.value(), accum.value(), linear.value()
+    def _step(self, old_var, old_accum, old_linear, grad, dtype):
+        """(new var, new accum, new linear) from the old values and the gradient, elementwise."""
+        lr = math_ops.cast(self._learning_rate_tensor, dtype)
         new_accum = old_accum + grad * grad
         sigma = (self._power(new_accum) - self._power(old_accum)) / lr
         new_linear = old_linear + grad - sigma * old_var
         quadratic = self._power(new_accum) / lr + 2.0 * self._l2
         clipped = math_ops.minimum(math_ops.maximum(new_linear, -self._l1), self._l1)
         shrunk = (clipped - new_linear) / quadratic
-        new_var = math_ops.cast(math_ops.greater(math_ops.abs(new_linear), self._l1), var.dtype.base_dtype) * shrunk
+        new_var = math_ops.cast(math_ops.greater(math_ops.abs(new_linear), self._l1), dtype) * shrunk
+        return new_var, new_accum, new_linear
+
+    def _apply_dense(self, grad, var):
+        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
+        new_var, new_accum, new_linear = self._step(var.value(), accum.value(), linear.value(), grad,
+                                                    var.dtype.base_dtype)
         with control_dependencies([new_var, new_linear, new_accum]):
             return control_flow_ops.group(state_ops.assign(var, new_var), state_ops.assign(accum, new_accum),
                                           state_ops.assign(linear, new_linear))
+
+    def _apply_sparse(self, grad, var):
+        """TF's SparseApplyFtrl: the same step on the gradient's rows only."""
+        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
+        idx = grad.indices
+        new_var, new_accum, new_linear = self._step(gather(var.value(), idx), gather(accum.value(), idx),
+                                                    gather(linear.value(), idx), grad.values, var.dtype.base_dtype)
+        with control_dependencies([new_var, new_linear, new_accum]):
+            return control_flow_ops.group(scatter_ops.scatter_update(var, idx, new_var),
+                                          scatter_ops.scatter_update(accum, idx, new_accum),
+                                          scatter_ops.scatter_update(linear, idx, new_linear))

@@ -1,7 +1,7 @@
 """`tf.train.GradientDescentOptimizer`: var -= learning_rate * grad, one fused ApplyGradientDescent per variable."""
 from __future__ import annotations
 
-from . import training_ops
+from . import sparse_updates, training_ops
 from .optimizer import Optimizer
 
 __all__ = ["GradientDescentOptimizer"]
@@ -19,3 +19,6 @@ class GradientDescentOptimizer(Optimizer):
     def _apply_dense(self, grad, var):
         return training_ops.apply_gradient_descent(var, self._learning_rate_tensor, grad,
                                                    use_locking=self._use_locking).op
+
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        return sparse_updates.gradient_descent(var, self._learning_rate_tensor, grad, use_locking=self._use_locking)

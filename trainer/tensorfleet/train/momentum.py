@@ -4,7 +4,7 @@ One slot per variable, `<var>/Momentum` (slot name "momentum"), zero-initialized
 """
 from __future__ import annotations
 
-from . import training_ops
+from . import sparse_updates, training_ops
 from .optimizer import Optimizer
 
 __all__ = ["MomentumOptimizer"]
@@ -29,3 +29,8 @@ class MomentumOptimizer(Optimizer):
         return training_ops.apply_momentum(var, self.get_slot(var, "momentum"), self._learning_rate_tensor, grad,
                                            self._momentum_tensor, use_locking=self._use_locking,
                                            use_nesterov=self._use_nesterov).op
+
+    def _apply_sparse(self, grad, var):
+        return sparse_updates.momentum(var, self.get_slot(var, "momentum"), self._learning_rate_tensor, grad,
+                                       self._momentum_tensor, use_nesterov=self._use_nesterov,
+                                       use_locking=self._use_locking)

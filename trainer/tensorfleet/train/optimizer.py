@@ -17,8 +17,9 @@ import numpy as np
 from .. import dtypes as _dtypes
 from ..autodiff import gradients as _gradients
 from ..graph import GraphKeys, Operation, Tensor
+from ..indexed_slices import IndexedSlices
 from ..default_graph import convert_to_tensor, get_default_graph
-from ..ops import array_ops, control_flow_ops, state_ops
+from ..ops import array_ops, control_flow_ops, indexed_slices_ops, state_ops
 
 __all__ = ["Optimizer"]
 
@@ -95,8 +96,11 @@ class Optimizer:
             raise ValueError("No variables to optimize.")
         grads = _gradients(loss, var_list, grad_ys=grad_loss, aggregation_method=aggregation_method,
                            colocate_gradients_with_ops=colocate_gradients_with_ops)
-        if gate_gradients == Optimizer.GATE_GRAPH and any(g is not None for g in grads):
-            grads = control_flow_ops.tuple_(grads)
+        dense = [i for i, g in enumerate(grads) if isinstance(g, Tensor)]
+        if gate_gradients == Optimizer.GATE_GRAPH and dense:
+            gated = control_flow_ops.tuple_([grads[i] for i in dense])
+            for i, g in zip(dense, gated):
+                grads[i] = g
         grads_and_vars = list(zip(grads, var_list))
         self._assert_valid_dtypes([v for g, v in grads_and_vars if g is not None])
         return grads_and_vars
@@ -108,7 +112,7 @@ class Optimizer:
             raise ValueError("No variables provided.")
         converted = []
         for g, v in grads_and_vars:
-            if g is not None:
+            if g is not None and not isinstance(g, IndexedSlices):
                 try:
                     g = convert_to_tensor(g)
                 except (TypeError, ValueError):
@@ -160,7 +164,10 @@ class Optimizer:
         return self.apply_gradients(grads_and_vars, global_step=global_step, name=name)
 
     def _update_op(self, grad, var):
-        update = self._apply_dense(grad, var)
+        if isinstance(grad, IndexedSlices):
+            update = self._apply_sparse_duplicate_indices(grad, var)
+        else:
+            update = self._apply_dense(grad, var)
         constraint = getattr(var, "constraint", None)
         if constraint is None:
             return update
@@ -176,6 +183,14 @@ class Optimizer:
 
     def _apply_dense(self, grad, var):
         raise NotImplementedError()
+
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        """An IndexedSlices gradient: duplicate indices merged (summed), then `_apply_sparse`."""
+        return self._apply_sparse(indexed_slices_ops.deduplicate(grad), var)
+
+    def _apply_sparse(self, grad, var):
+        """Rows-only update (train/sparse_updates.py); without one an optimizer applies the dense gradient."""
+        return self._apply_dense(convert_to_tensor(grad), var)
 
     def _finish(self, update_ops, name_scope):
         return control_flow_ops.group(*update_ops, name=name_scope)

@@ -9,7 +9,7 @@ to 1.0 as in TF1), "mg" `<var>/RMSProp_1` when centered, "momentum"
 """
 from __future__ import annotations
 
-from . import training_ops
+from . import sparse_updates, training_ops
 from .optimizer import Optimizer
 
 __all__ = ["RMSPropOptimizer"]
@@ -45,3 +45,9 @@ class RMSPropOptimizer(Optimizer):
             return training_ops.apply_centered_rms_prop(var, self.get_slot(var, "mg"), rms, mom, *args,
                                                         use_locking=self._use_locking).op
         return training_ops.apply_rms_prop(var, rms, mom, *args, use_locking=self._use_locking).op
+
+    def _apply_sparse(self, grad, var):
+        mg = self.get_slot(var, "mg") if self._centered else None
+        return sparse_updates.rms_prop(var, self.get_slot(var, "rms"), self.get_slot(var, "momentum"), mg,
+                                       self._learning_rate_tensor, self._decay_tensor, self._momentum_tensor,
+                                       self._epsilon_tensor, grad, use_locking=self._use_locking)

@@ -29,8 +29,9 @@ from __future__ import annotations
 from .. import dtypes as _dtypes
 from .. import errors
 from ..graph import GraphKeys, Tensor
-from ..ops import array_ops, control_flow_ops, join_ops, reduction_ops, state_ops
-from ..ops.accumulator_ops import ConditionalAccumulator
+from ..indexed_slices import IndexedSlices
+from ..ops import array_ops, control_flow_ops, indexed_slices_ops, join_ops, reduction_ops, state_ops
+from ..ops.accumulator_ops import ConditionalAccumulator, SparseConditionalAccumulator
 from ..ops.data_flow_ops import FIFOQueue
 from ..ops.string_ops import report_uninitialized_variables
 from ..platform import tf_logging as logging
@@ -104,12 +105,20 @@ class SyncReplicasOptimizer(Optimizer):
                         if grad is None:
                             aggregated.append(None)  # pass-through
                             continue
-                        if not isinstance(grad, Tensor):
+                        if isinstance(grad, IndexedSlices):  # TF: rows averaged over the replicas that sent them
+                            accum = SparseConditionalAccumulator(grad.dtype, shape=var.get_shape(),
+                                                                 shared_name=var.name + "/grad_accum")
+                            # one replica's rows summed first: the mean over replicas is then per row
+                            grad = indexed_slices_ops.deduplicate(grad)
+                            train_ops.append(accum.apply_indexed_slices_grad(grad, local_step=self._local_step))
+                            aggregated.append(accum.take_indexed_slices_grad(self._replicas_to_aggregate))
+                        elif isinstance(grad, Tensor):
+                            accum = ConditionalAccumulator(grad.dtype, shape=var.get_shape(),
+                                                           shared_name=var.name + "/grad_accum")
+                            train_ops.append(accum.apply_grad(grad, local_step=self._local_step))
+                            aggregated.append(accum.take_grad(self._replicas_to_aggregate))
+                        else:
                             raise ValueError(f"Unknown grad type for {var.op.name}: {type(grad).__name__}")
-                        accum = ConditionalAccumulator(grad.dtype, shape=var.get_shape(),
-                                                       shared_name=var.name + "/grad_accum")
-                        train_ops.append(accum.apply_grad(grad, local_step=self._local_step))
-                        aggregated.append(accum.take_grad(self._replicas_to_aggregate))
                         self._accumulator_list.append((accum, var.device))
                 with graph.device(gs_device), graph.name_scope(""):
                     update_op = self._opt.apply_gradients(list(zip(aggregated, var_list)), global_step)
