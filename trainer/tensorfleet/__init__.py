@@ -35,6 +35,7 @@ from .ops.index_ops import *  # noqa: F401,F403
 from .ops.scatter_ops import *  # noqa: F401,F403
 from .ops.check_ops import *  # noqa: F401,F403
 from .ops.data_flow_ops import *  # noqa: F401,F403  (tf.FIFOQueue & co, tf.ConditionalAccumulator)
+from .ops.reader_ops import *  # noqa: F401,F403  (tf.TFRecordReader & co, tf.read_file, tf.matching_files)
 from .ops.string_ops import *  # noqa: F401,F403
 from .ops.string_ops import print_v2 as print  # noqa: A001  (tf.print)
 from .tf1_aliases import *  # noqa: F401,F403

@@ -98,6 +98,9 @@ sparse = _module("sparse", _SPARSE, "`tf.sparse`: SparseTensor and its dense for
 from . import graph_io as _graph_io  # noqa: E402
 
 _IO["write_graph"] = _graph_io.write_graph
+from .ops import reader_ops as _rd  # noqa: E402
+
+_IO.update({"read_file": _rd.read_file, "write_file": _rd.write_file, "matching_files": _rd.matching_files})
 io = _extend_io(_IO)
 graph_util = _module("graph_util", {
     "convert_variables_to_constants": _graph_io.convert_variables_to_constants,

@@ -9,6 +9,10 @@ from . import training_ops  # noqa: F401  (registers the Apply* ops)
 from .adagrad import AdagradOptimizer
 from .coordinator import Coordinator, LooperThread
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners
+from .input import (input_producer, limit_epochs, match_filenames_once, range_input_producer,
+                    slice_input_producer, string_input_producer)
+from .input_batching import (batch, batch_join, maybe_batch, maybe_batch_join, maybe_shuffle_batch,
+                             maybe_shuffle_batch_join, shuffle_batch, shuffle_batch_join)
 from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListener, FeedFnHook, FinalOpsHook,
                                       GlobalStepWaiterHook, LoggingTensorHook, NanLossDuringTrainingError,
                                       NanTensorHook, SessionRunArgs, SessionRunContext,
@@ -61,4 +65,7 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "Example", "SequenceExample", "Features", "Feature", "FeatureList", "FeatureLists", "BytesList",
            "FloatList", "Int64List", "SummarySaverHook", "SummaryWriterCache", "write_graph",
            "export_meta_graph", "import_meta_graph", "SaverDef", "NewCheckpointReader", "checkpoints_iterator",
-           "init_from_checkpoint", "list_variables", "load_checkpoint", "load_variable"]
+           "init_from_checkpoint", "list_variables", "load_checkpoint", "load_variable",
+           "input_producer", "limit_epochs", "match_filenames_once", "range_input_producer", "slice_input_producer",
+           "string_input_producer", "batch", "batch_join", "maybe_batch", "maybe_batch_join", "maybe_shuffle_batch",
+           "maybe_shuffle_batch_join", "shuffle_batch", "shuffle_batch_join"]
