@@ -63,6 +63,7 @@ from . import datasets  # noqa: E402
 from .platform import tf_logging as logging  # noqa: E402  (tf.logging)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 from .namespaces import sparse, strings  # noqa: E402
+from .namespaces import queue  # noqa: E402  (tf.queue.FIFOQueue & co)
 from .rnn_namespaces import contrib  # noqa: E402  (tf.contrib: only tf.contrib.rnn)
 from .ops.reverse_sequence_op import reverse_sequence  # noqa: E402
 from .distributed.namespace import distribute  # noqa: E402  (tf.distribute.Server, .cluster_resolver)

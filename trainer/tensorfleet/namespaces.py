@@ -128,3 +128,8 @@ math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported 
 random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
 debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")
 linalg = _module("linalg", _LINALG, "`tf.linalg`: a subset (matmul, tensordot, einsum, eye, diag, trace).")
+from .ops import data_flow_ops as _dfo  # noqa: E402
+
+queue = _module("queue", {n: getattr(_dfo, n) for n in ("QueueBase", "FIFOQueue", "PaddingFIFOQueue",
+                                                         "RandomShuffleQueue")},
+                "`tf.queue`: TF 1.15's queue namespace (ops/data_flow_ops.py; no PriorityQueue).")
