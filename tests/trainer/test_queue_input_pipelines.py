@@ -333,3 +333,26 @@ def test_summaries_and_argument_errors(graph):
         tf.train.maybe_batch([v], tf.constant([True]), 2)
     with pytest.raises(TypeError, match="queue"):
         tf.TFRecordReader().read(v)
+
+
+def test_stopping_early_with_endless_input_leaves_no_thread_running(graph, tmp_path):
+    files, records = _write_tfrecords(tmp_path, 2, 3)
+    fq = tf.train.string_input_producer(files)  # num_epochs=None: endless
+    _, value = tf.TFRecordReader().read(fq)
+    batch = tf.train.shuffle_batch([value], batch_size=4, capacity=16, min_after_dequeue=4, num_threads=3)
+    before = {t.ident for t in threading.enumerate()}
+    with tf.train.MonitoredTrainingSession() as sess:
+        got = [sess.run(batch, options=OPTS) for _ in range(20)]  # 80 examples from 6 records: many epochs
+        assert not sess.should_stop()
+    assert set(v for b in got for v in b) == {v for _, v in records}
+    left = [t for t in threading.enumerate() if t.ident not in before]
+    for t in left:
+        t.join(30)
+    assert not any(t.is_alive() for t in left)
+    with tf.Session() as s:  # a plain Session: the coordinator's request_stop cancels the blocked enqueues
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(s, coord=coord)
+        assert len(s.run(batch, options=OPTS)) == 4
+        coord.request_stop()
+        coord.join(threads, stop_grace_period_secs=30)
+        assert not any(t.is_alive() for t in threads)
