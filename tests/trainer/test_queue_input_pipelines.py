@@ -106,7 +106,7 @@ def test_shuffle_batch_without_smaller_final_batch_drops_the_remainder(graph, tm
 
 def test_text_line_reader_skips_header_and_strips_newlines(graph, tmp_path):
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
-    a.write_bytes(b"header\nx,1\r\ny,2\n\nz,4")
+    a.write_bytes(b"header\nx,1\r\ny,2\n\nz,4\r")  # TF strips "\r" before "\n" and at the end
     b.write_bytes(b"only-header\n")
     fq = tf.train.string_input_producer([str(a), str(b), str(a)], num_epochs=1, shuffle=False)
     key, value = tf.TextLineReader(skip_header_lines=1).read(fq)
@@ -356,3 +356,17 @@ def test_stopping_early_with_endless_input_leaves_no_thread_running(graph, tmp_p
         coord.request_stop()
         coord.join(threads, stop_grace_period_secs=30)
         assert not any(t.is_alive() for t in threads)
+
+
+def test_tfrecord_reader_reads_gzip_files_with_uncompressed_offsets(graph, tmp_path):
+    path = str(tmp_path / "z.tfrecord.gz")
+    opts = tf.io.TFRecordOptions(tf.io.TFRecordCompressionType.GZIP)
+    data = [b"alpha", b"", b"gamma" * 50]
+    with tf.io.TFRecordWriter(path, options=opts) as w:
+        for d in data:
+            w.write(d)
+    fq = tf.train.string_input_producer([path], num_epochs=1, shuffle=False)
+    key, value = tf.TFRecordReader(options=opts).read(fq)
+    got = _run_with_coordinator([key, value])
+    offsets = np.cumsum([0] + [16 + len(d) for d in data[:-1]])
+    assert got == [[f"{path}:{o}".encode(), d] for o, d in zip(offsets, data)]

@@ -92,10 +92,11 @@ def _text_lines(r: ReaderState, work: bytes):
             if not line:
                 return
             line_number += 1
-            if line.endswith(b"\n"):
-                line = line[:-1]
-                if line.endswith(b"\r"):
-                    line = line[:-1]
+            ended = line.endswith(b"\n")  # TF's InputBuffer::ReadLine: strip "\n", then one "\r" (also at EOF)
+            line = line[:-1] if ended else line
+            line = line[:-1] if line.endswith(b"\r") else line
+            if not ended and not line:
+                return
             yield _key(work, line_number), line, False
 
 
