@@ -38,8 +38,8 @@ REASONS = [
      r"|VariableSynchronization|CriticalSection|nondifferentiable_batch_function|experimental"
      r"|UnconnectedGradients|py_function)$|^tf\.train\.(Checkpoint|CheckpointManager|experimental)$"
      r"|^tf\.layers\.experimental$"),
-    ("Queue-based input pipelines beyond the queues, accumulators and queue runners (readers, tf.train.batch & co):"
-     " use tf.data",
+    ("Queue-based input pipelines: LMDB files and priority queues (queues, readers, producers and batching are"
+     " built: docs/train-loop.md)",
      r"Queue|Reader$|^tf\.train\.(batch|batch_join|maybe_.*|shuffle_batch.*|.*input_producer|limit_epochs"
      r"|match_filenames_once|start_queue_runners|add_queue_runner|queue_runner|Coordinator|LooperThread)$"
      r"|^tf\.(queue|ConditionalAccumulator.*|SparseConditionalAccumulator|matching_files|read_file|write_file)$"),

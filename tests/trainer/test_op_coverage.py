@@ -351,6 +351,24 @@ FORWARD_ONLY.update({
     "SparseAccumulatorTakeGradient": (_QUEUE, _ST + _SPARSE),
 })
 
+# readers and file ops of queue-based input pipelines (tf.TFRecordReader & co, tf.read_file): strings, stateful
+_READER = "reader/file op (string outputs, stateful, no gradient, as in TF)"
+_RT = "test_queue_input_pipelines.py::"
+_WHOLE = "test_whole_file_identity_reader_counters_reset_and_read_up_to"
+_FILES = "test_limit_epochs_match_filenames_once_and_file_ops"
+FORWARD_ONLY.update({
+    "ReaderHandle": (_READER, _RT + "test_string_input_producer_tfrecord_reader_batch_in_order_each_epoch"),
+    "ReaderRead": (_READER, _RT + "test_string_input_producer_tfrecord_reader_batch_in_order_each_epoch"),
+    "ReaderReadUpTo": (_READER, _RT + _WHOLE),
+    "ReaderNumRecordsProduced": (_READER, _RT + _WHOLE),
+    "ReaderNumWorkUnitsCompleted": (_READER, _RT + _WHOLE),
+    "ReaderReset": (_READER, _RT + _WHOLE),
+    "ReadFile": (_READER, _RT + _FILES),
+    "WriteFile": (_READER, _RT + _FILES),
+    "MatchingFiles": (_READER, _RT + _FILES),
+    "CountUpTo": ("integer variable update (stateful, no gradient, as in TF)", _RT + _FILES),
+})
+
 # op type -> (what it is, the test that covers it)
 INTERNAL_HELPERS = {
     # KNOWN GAP: marked NotDifferentiable, so second derivatives through tf.while_loop are not available.

@@ -35,6 +35,7 @@ from .ops.index_ops import *  # noqa: F401,F403
 from .ops.scatter_ops import *  # noqa: F401,F403
 from .ops.check_ops import *  # noqa: F401,F403
 from .ops.data_flow_ops import *  # noqa: F401,F403  (tf.FIFOQueue & co, tf.ConditionalAccumulator)
+from .ops.reader_ops import *  # noqa: F401,F403  (tf.TFRecordReader & co, tf.read_file, tf.matching_files)
 from .ops.string_ops import *  # noqa: F401,F403
 from .ops.string_ops import print_v2 as print  # noqa: A001  (tf.print)
 from .tf1_aliases import *  # noqa: F401,F403
@@ -71,6 +72,7 @@ from . import datasets  # noqa: E402
 from .platform import tf_logging as logging  # noqa: E402  (tf.logging)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 from .namespaces import sparse, strings  # noqa: E402
+from .namespaces import queue  # noqa: E402  (tf.queue.FIFOQueue & co)
 from .rnn_namespaces import contrib  # noqa: E402  (tf.contrib: only tf.contrib.rnn)
 from .ops.reverse_sequence_op import reverse_sequence  # noqa: E402
 from .distributed.namespace import distribute  # noqa: E402  (tf.distribute.Server, .cluster_resolver)

@@ -103,6 +103,9 @@ sparse = _module("sparse", _SPARSE, "`tf.sparse`: SparseTensor and its dense for
 from . import graph_io as _graph_io  # noqa: E402
 
 _IO["write_graph"] = _graph_io.write_graph
+from .ops import reader_ops as _rd  # noqa: E402
+
+_IO.update({"read_file": _rd.read_file, "write_file": _rd.write_file, "matching_files": _rd.matching_files})
 io = _extend_io(_IO)
 graph_util = _module("graph_util", {
     "convert_variables_to_constants": _graph_io.convert_variables_to_constants,
@@ -143,3 +146,8 @@ math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported 
 random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
 debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")
 linalg = _module("linalg", _LINALG, "`tf.linalg`: a subset (matmul, einsum, inv, det, cholesky, qr, svd, solve, ...).")
+from .ops import data_flow_ops as _dfo  # noqa: E402
+
+queue = _module("queue", {n: getattr(_dfo, n) for n in ("QueueBase", "FIFOQueue", "PaddingFIFOQueue",
+                                                         "RandomShuffleQueue")},
+                "`tf.queue`: TF 1.15's queue namespace (ops/data_flow_ops.py; no PriorityQueue).")

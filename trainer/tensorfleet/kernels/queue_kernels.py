@@ -264,8 +264,23 @@ def queue_enqueue_many(ctx, handle, *comps):
     _enqueue(ctx, [[a[i] for a in arrs] for i in range(n.pop())])
 
 
+def find_queue(ctx, name: str) -> QueueState:
+    """The queue named `name` in this session's resources (a reader's input queue, `reader_kernels.py`); its
+    handle op has run already (it is an input of the caller's op)."""
+    obj = _state(ctx.resources)["objects"].get(name)
+    if not isinstance(obj, QueueState):
+        raise errors.NotFoundError(None, ctx.op, f"Queue {name} is not in the resources of this task (a reader "
+                                                 f"and its input queue must be on one task)\n\t [[node "
+                                                 f"{ctx.op.name}]]")
+    return obj
+
+
 def _dequeue(ctx, n: int, up_to: bool) -> list:
-    q = _queue(ctx)
+    return dequeue_from(_queue(ctx), ctx, n, up_to)
+
+
+def dequeue_from(q: QueueState, ctx, n: int, up_to: bool) -> list:
+    """Takes `n` elements (fewer with `up_to` once closed), blocking as a dequeue op does."""
     with q.cond:
         def ready():
             keep = 0 if q.closed or q.kind != "shuffle" else q.min_after_dequeue

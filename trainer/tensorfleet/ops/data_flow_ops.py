@@ -81,7 +81,6 @@ class QueueBase:
     def __init__(self, capacity, dtypes, shapes=None, names=None, shared_name=None, name="fifo_queue", **extra):
         if names is not None:
             raise NotImplementedError("queues with named components (names=...) are not supported")
-        self._single = not isinstance(dtypes, (list, tuple))
         self._dtypes = [_dtypes.as_dtype(d) for d in _as_list(dtypes)]
         if shapes is not None:
             shapes = _shape_list(shapes)
@@ -140,7 +139,7 @@ class QueueBase:
 
     def _unpack(self, op):
         outs = list(op.outputs)
-        return outs[0] if len(outs) == 1 and self._single else outs
+        return outs[0] if len(outs) == 1 else outs  # TF unpacks a one-component tuple, dtypes=[t] too
 
     def dequeue(self, name=None):
         return self._unpack(self._op("QueueDequeue", (), name))

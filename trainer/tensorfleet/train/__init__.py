@@ -13,6 +13,10 @@ from .proximal_adagrad import ProximalAdagradOptimizer
 from .proximal_gradient_descent import ProximalGradientDescentOptimizer
 from .coordinator import Coordinator, LooperThread
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners
+from .input import (input_producer, limit_epochs, match_filenames_once, range_input_producer,
+                    slice_input_producer, string_input_producer)
+from .input_batching import (batch, batch_join, maybe_batch, maybe_batch_join, maybe_shuffle_batch,
+                             maybe_shuffle_batch_join, shuffle_batch, shuffle_batch_join)
 from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListener, FeedFnHook, FinalOpsHook,
                                       GlobalStepWaiterHook, LoggingTensorHook, NanLossDuringTrainingError,
                                       NanTensorHook, SessionRunArgs, SessionRunContext,
@@ -70,4 +74,7 @@ __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOp
            "FloatList", "Int64List", "SummarySaverHook", "SummaryWriterCache", "write_graph",
            "export_meta_graph", "import_meta_graph", "SaverDef", "NewCheckpointReader", "checkpoints_iterator",
            "init_from_checkpoint", "list_variables", "load_checkpoint", "load_variable", "summary_iterator",
-           "generate_checkpoint_state_proto", "update_checkpoint_state", "basic_train_loop"]
+           "generate_checkpoint_state_proto", "update_checkpoint_state", "basic_train_loop",
+           "input_producer", "limit_epochs", "match_filenames_once", "range_input_producer", "slice_input_producer",
+           "string_input_producer", "batch", "batch_join", "maybe_batch", "maybe_batch_join", "maybe_shuffle_batch",
+           "maybe_shuffle_batch_join", "shuffle_batch", "shuffle_batch_join"]
