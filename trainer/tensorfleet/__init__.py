@@ -39,6 +39,8 @@ from .ops.string_ops import *  # noqa: F401,F403
 from .ops.string_ops import print_v2 as print  # noqa: A001  (tf.print)
 from .tf1_aliases import *  # noqa: F401,F403
 from .ops.math_extra_ops import *  # noqa: F401,F403
+from .ops.special_math_ops import *  # noqa: F401,F403  (tf.erf, tf.lgamma, ...)
+from .ops.special_random_ops import *  # noqa: F401,F403  (tf.random_gamma, tf.random_poisson)
 from .ops.array_extra_ops import *  # noqa: F401,F403
 from .ops.parsing_ops import *  # noqa: F401,F403  (tf.parse_example, tf.FixedLenFeature, ...)
 from .ops.numerics import *  # noqa: F401,F403  (tf.check_numerics, tf.verify_tensor_all_finite, ...)

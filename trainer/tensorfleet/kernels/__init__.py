@@ -6,6 +6,7 @@ from . import accumulator_kernels  # noqa: F401
 from . import summary_kernels  # noqa: F401
 from . import array_extra_kernels, math_extra_kernels, parsing_kernels, sampling_kernels  # noqa: F401
 from . import string_kernels  # noqa: F401
+from . import special_kernels  # noqa: F401  (special functions, Gamma/Poisson samplers)
 from . import rnn_kernels  # noqa: F401
 from . import loop_accumulator_kernels  # noqa: F401  (map_fn / scan accumulators)
 from .registry import KernelContext, has_kernel, lookup, register_kernel  # noqa: F401
