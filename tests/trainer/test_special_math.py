@@ -146,6 +146,12 @@ def test_igamma_grad_a_matches_finite_differences_of_scipy_across_regimes():
     ref = (sp.gammainc(a + h, x) - sp.gammainc(a - h, x)) / (2 * h)
     np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-12)
     assert special_kernels.igamma_grad_a_host(np.array([1.0]), np.array([0.0]))[0] == 0.0
+    # x far above a: P(a, x) = 1 to the last bit, the derivative below 1e-300 (the series would need ~x terms)
+    assert special_kernels.igamma_grad_a_host(np.array([2.0]), np.array([1e7]))[0] == 0.0
+    big_a, big_x = np.array([1e6]), np.array([1e6 + 3e3])  # 3 standard deviations: sizeable, ~1e4 terms
+    h = 1e-7 * big_a  # the tail's P changes fast: a step of 0.1 in a = 1e6
+    ref = (sp.gammainc(big_a + h, big_x) - sp.gammainc(big_a - h, big_x)) / (2 * h)
+    np.testing.assert_allclose(special_kernels.igamma_grad_a_host(big_a, big_x), ref, rtol=1e-5)
 
 
 def test_zeta_gradient_wrt_q_and_betainc_gradient_wrt_x():

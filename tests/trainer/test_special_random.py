@@ -188,3 +188,20 @@ def test_special_functions_and_gradients_on_a_fake_gpu_equal_the_cpu(monkeypatch
     for c, gv in zip(cpu, gpu):
         np.testing.assert_allclose(gv, c, rtol=1e-12, atol=1e-12)
     assert sorted(set(calls)) == (["erf", "gammainc", "gammaln"] if with_cupyx else [])
+
+
+def test_ops_in_tensorflows_graphdef_form():
+    """TF writes RandomGamma(shape, alpha) with the dtype in attr T and RandomPoissonV2(shape, rate), no `shape`
+    attr: an imported GraphDef's nodes take that form (graph_def.import_graph_def creates ops from the attrs)."""
+    g = tf.get_default_graph()
+    shape = tf.constant([4000], tf.int32)
+    alpha = tf.constant([2.0, 5.0], tf.float64)
+    gamma = g.create_op("RandomGamma", [shape, alpha], {"T": tf.float64, "S": tf.int32, "seed": 1, "seed2": 2})
+    poisson = g.create_op("RandomPoissonV2", [shape, alpha], {"dtype": tf.int32, "R": tf.float64, "S": tf.int32,
+                                                              "seed": 1, "seed2": 3})
+    assert gamma.outputs[0].shape.as_list() == [4000, 2] and poisson.outputs[0].dtype == tf.int32
+    gv, pv = run(gamma.outputs[0], poisson.outputs[0])
+    assert gv.dtype == np.float64 and pv.dtype == np.int32
+    n = 4000  # means within 6 standard errors (variance alpha for both distributions)
+    assert (np.abs(gv.mean(0) - [2.0, 5.0]) < 6 * np.sqrt(np.array([2.0, 5.0]) / n)).all()
+    assert (np.abs(pv.mean(0) - [2.0, 5.0]) < 6 * np.sqrt(np.array([2.0, 5.0]) / n)).all()

@@ -107,11 +107,14 @@ def next_after(ctx, x1, x2):
 def igamma_grad_a_host(a, x):
     """d/da P(a, x) by the series P = sum_n exp((a + n) log x - x - lgamma(a + n + 1)), differentiated termwise:
     each term times (log x - digamma(a + n + 1)). Float64 on the host; terms are summed until they no longer
-    change the sum, past the largest term (n > x - a). NaN for a <= 0 or x < 0, 0 at x = 0."""
+    change the sum, past the largest term (n > x - a); 0 where it is below 1e-300 (x far above a, P = 1 to the
+    last bit). NaN for a <= 0 or x < 0, 0 at x = 0."""
     a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
     out = np.zeros(a.shape)
     bad = ~((a > 0) & (x >= 0))
-    idx = np.flatnonzero(~bad & (x > 0))
+    with np.errstate(divide="ignore", invalid="ignore"):  # x far above a: |dP/da| ~ Q (|log x| + |digamma(a)|)
+        negligible = _sp.gammaincc(a, x) * (np.abs(np.log(x)) + np.abs(_sp.digamma(a)) + 1) < 1e-300
+    idx = np.flatnonzero(~bad & (x > 0) & ~negligible)  # the rest stays 0 (below 1e-300 in magnitude)
     av, xv = a.ravel()[idx], x.ravel()[idx]
     logx = np.log(xv)
     logt = av * logx - xv - _sp.gammaln(av + 1)
@@ -120,9 +123,10 @@ def igamma_grad_a_host(a, x):
     n = 0
     limit = 200 + int(10 * (xv.max() + 10 * np.sqrt(xv.max()))) if idx.size else 0
     while idx.size and n < limit:
-        d = np.exp(logt) * (logx - psi)
-        acc += d
-        done = (n > xv - av) & (np.abs(d) <= 1e-17 * np.maximum(np.abs(acc), 1e-300))
+        t = np.exp(logt)
+        acc += t * (logx - psi)
+        # past the largest term the terms fall; (logx - psi) crosses 0 there, so the test is on the term itself
+        done = (n > xv - av) & (t * np.maximum(np.abs(logx - psi), 1.0) <= 1e-17 * np.maximum(np.abs(acc), 1e-300))
         logt += logx - np.log(av + n + 1)
         psi += 1.0 / (av + n + 1)
         n += 1
@@ -189,34 +193,39 @@ def cumulative_logsumexp(ctx, x):
 
 # -- samplers -------------------------------------------------------------------
 def _sample_shape(ctx, dyn, param):
-    static = ctx.attrs["shape"]
+    static = ctx.attrs.get("shape")
     shape = tuple(static) if static is not None else tuple(_dims(dyn[0]))
     return shape + tuple(param.shape)
 
 
+def _out_dtype(ctx):
+    return ctx.attrs.get("dtype", ctx.attrs.get("T")).np_dtype
+
+
 @register_kernel("RandomGamma")
-@host_inputs(1)
-def random_gamma(ctx, alpha, *dyn):
-    """Gamma(alpha, 1) samples, shape `shape + alpha.shape`; NaN where alpha <= 0 (or NaN)."""
-    alpha = np.asarray(to_host(alpha))
-    shape = _sample_shape(ctx, dyn, alpha)
+@host_inputs(0)
+def random_gamma(ctx, *inputs):
+    """Gamma(alpha, 1) samples, shape `shape + alpha.shape`; NaN where alpha <= 0 (or NaN). Inputs: (shape,) alpha."""
+    alpha = np.asarray(to_host(inputs[-1]))
+    shape = _sample_shape(ctx, inputs[:-1], alpha)
     full = np.broadcast_to(alpha.astype(np.float64), shape)
     ok = full > 0
     out = np.full(shape, np.nan)
     out[ok] = rng_for(ctx).standard_gamma(full[ok])
-    out = out.astype(ctx.attrs["dtype"].np_dtype)
+    out = out.astype(_out_dtype(ctx))
     return out if ctx.xp is np else ctx.xp.asarray(out)
 
 
 @register_kernel("RandomPoissonV2")
-@host_inputs(1)
-def random_poisson(ctx, rate, *dyn):
-    """Poisson(rate) samples in the output dtype, shape `shape + rate.shape`; a negative or NaN rate is an error."""
-    rate = np.asarray(to_host(rate))
-    shape = _sample_shape(ctx, dyn, rate)
+@host_inputs(0)
+def random_poisson(ctx, *inputs):
+    """Poisson(rate) samples in the output dtype, shape `shape + rate.shape`; a negative or NaN rate is an error.
+    Inputs: (shape,) rate."""
+    rate = np.asarray(to_host(inputs[-1]))
+    shape = _sample_shape(ctx, inputs[:-1], rate)
     full = np.broadcast_to(rate.astype(np.float64), shape)
     if not (full >= 0).all():
         raise errors.InvalidArgumentError(None, ctx.op, f"{ctx.op.name}: the Poisson rate must be >= 0, got "
                                                         f"{full[~(full >= 0)].ravel()[0]}")
-    out = rng_for(ctx).poisson(full).astype(ctx.attrs["dtype"].np_dtype)
+    out = rng_for(ctx).poisson(full).astype(_out_dtype(ctx))
     return out if ctx.xp is np else ctx.xp.asarray(out)

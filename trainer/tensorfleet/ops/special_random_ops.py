@@ -23,9 +23,17 @@ from .shape_util import partial_shape_value, shape_arg
 
 
 def _sample_shape(op):
-    static = op.get_attr("shape")
-    shape = TensorShape(static) if static is not None else partial_shape_value(op.inputs[1])
-    return [(op.get_attr("dtype"), shape.concatenate(op.inputs[0].shape))]
+    """`shape + param.shape`. Inputs: (runtime shape,) param -- TF's order, so a GraphDef written by TF (inputs
+    shape, param; no `shape` attr; RandomGamma's dtype in attr T) imports too."""
+    static = op.attrs.get("shape")
+    if static is not None:
+        shape = TensorShape(static)
+    elif len(op.inputs) == 2:
+        shape = partial_shape_value(op.inputs[0])
+    else:
+        raise ValueError(f"{op.type} '{op.name}' has neither a shape attribute nor a shape input")
+    dtype = op.attrs.get("dtype", op.attrs.get("T"))
+    return [(dtype, shape.concatenate(op.inputs[-1].shape))]
 
 
 register_op("RandomGamma", _sample_shape, stateful=True)
@@ -38,7 +46,7 @@ NotDifferentiable("RandomGammaGrad")
 def _sampler(op_type, param, shape, dtype, seed):
     static, dynamic = shape_arg(shape)
     attrs = {"shape": static, "dtype": dtype, **seed_attrs(seed)}
-    return make_tensor(op_type, [param] + ([] if dynamic is None else [dynamic]), attrs, name=op_type)
+    return make_tensor(op_type, ([] if dynamic is None else [dynamic]) + [param], attrs, name=op_type)
 
 
 def random_gamma(shape, alpha, beta=None, dtype=_dtypes.float32, seed=None, name=None):
@@ -80,7 +88,7 @@ def _random_gamma_grad(alpha, sample):
 def _random_gamma_grad_fn(op, grad):
     """d sample / d alpha by implicit differentiation (TF 1.15's random_grad.py), summed over the sample axes;
     alpha broadcasts against the trailing axes of the sample."""
-    alpha, sample = op.inputs[0], op.outputs[0]
+    alpha, sample = op.inputs[-1], op.outputs[0]
     with control_dependencies([grad]):
         partial_alpha = _random_gamma_grad(alpha, sample)
-        return [_m.sum_to_shape_of(_m.multiply(grad, partial_alpha), alpha)] + [None] * (len(op.inputs) - 1)
+        return [None] * (len(op.inputs) - 1) + [_m.sum_to_shape_of(_m.multiply(grad, partial_alpha), alpha)]
