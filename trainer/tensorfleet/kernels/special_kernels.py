@@ -32,7 +32,7 @@ def _device_special(xp):
 
 
 def special(ctx, fn_name, *args):
-    """scipy.special.<fn_name>(*args) on ctx's device, in the first argument's dtype."""
+    """scipy.special.<fn_name>(*args) on ctx's device, in the inputs' dtype (one dtype: the ops check it)."""
     xp = ctx.xp
     dtype = args[-1].dtype
     if xp is np:
