@@ -48,9 +48,6 @@ REASONS = [
      r"|^tf\.train\.do_quantize"),
     ("Complex numbers, FFT and signal processing",
      r"^tf\.(math\.)?(complex|conj|real|imag|angle|fft\w*|ifft\w*|to_complex\w+|spectral|signal)$"),
-    ("Special functions",
-     r"\.(lgamma|digamma|igamma|igammac|betainc|lbeta|zeta|polygamma|erf|erfc|bessel_\w+|random_gamma"
-     r"|random_poisson|nextafter|polyval|cumulative_logsumexp)$"),
     ("Linear algebra not built yet (docs/trainer.md lists what is)",
      r"^tf\.(cholesky\w*|qr|svd|self_adjoint_eig\w*|matrix_(?!transpose)\w+|norm|cross|linalg)$"),
     ("Sparse and ragged tensors beyond tf.SparseTensor and its dense form",

@@ -58,6 +58,21 @@ FD_GRADIENT_TESTED = {
     "MatrixDiagPart": "test_linalg_extra.py::test_structure_op_gradients",
     "MatrixSetDiag": "test_linalg_extra.py::test_structure_op_gradients",
     "Cross": "test_linalg_extra.py::test_structure_op_gradients",
+    # special functions (ops/special_math_ops.py, ops/special_random_ops.py)
+    "Erf": "test_special_math.py::test_unary_forward_float32_float64_and_finite_difference_gradients",
+    "Erfc": "test_special_math.py::test_unary_forward_float32_float64_and_finite_difference_gradients",
+    "Lgamma": "test_special_math.py::test_unary_forward_float32_float64_and_finite_difference_gradients",
+    "Digamma": "test_special_math.py::test_unary_forward_float32_float64_and_finite_difference_gradients",
+    "BesselI0e": "test_special_math.py::test_unary_forward_float32_float64_and_finite_difference_gradients",
+    "BesselI1e": "test_special_math.py::test_unary_forward_float32_float64_and_finite_difference_gradients",
+    "Polygamma": "test_special_math.py::test_polygamma_gradient_wrt_x_with_broadcasting",
+    "Igamma": "test_special_math.py::test_igamma_gradients_wrt_a_and_x_with_broadcasting",
+    "Igammac": "test_special_math.py::test_igamma_gradients_wrt_a_and_x_with_broadcasting",
+    "Zeta": "test_special_math.py::test_zeta_gradient_wrt_q_and_betainc_gradient_wrt_x",
+    "Betainc": "test_special_math.py::test_zeta_gradient_wrt_q_and_betainc_gradient_wrt_x",
+    "NextAfter": "test_special_math.py::test_nextafter_gradient_is_one_and_zero",
+    "CumulativeLogsumexp": "test_special_math.py::test_cumulative_logsumexp_gradient",
+    "RandomGamma": "test_special_random.py::test_random_gamma_gradient_is_the_implicit_reparameterization",
     "Abs": "test_math_ops.py::test_unary_gradients",
     "Add": "test_math_ops.py::test_binary_gradients_with_broadcasting",
     "IdentityN": "test_custom_gradients.py::test_identity_n_values_and_finite_difference_gradient",
@@ -239,6 +254,8 @@ FORWARD_ONLY = {
     "LogicalNot": (_BOOL, "test_math_ops.py::test_logical_operators_on_bool"),
     "LogicalOr": (_BOOL, "test_math_ops.py::test_logical_operators_on_bool"),
     "Multinomial": (_RANDOM + " (integer samples)", "test_random_ops.py::test_shuffle_multinomial_crop"),
+    "RandomPoissonV2": (_RANDOM + " (integer-valued samples; TF registers no gradient)",
+                        "test_special_random.py::test_poisson_moments"),
     "NoOp": ("no outputs", "test_core_smoke.py::test_linear_model_values_and_gradients_match_numpy"),
     "NotEqual": (_BOOL, "test_reduction_ops.py::test_equal_on_bool_and_is_nan_family"),
     "OneHot": ("integer indices input", "test_array_slicing.py::test_one_hot"),
@@ -371,6 +388,10 @@ FORWARD_ONLY.update({
 
 # op type -> (what it is, the test that covers it)
 INTERNAL_HELPERS = {
+    "IgammaGradA": ("d/da igamma(a, x) in Igamma's gradient (no gradient of its own, as in TF)",
+                    "test_special_math.py::test_igamma_grad_a_matches_finite_differences_of_scipy_across_regimes"),
+    "RandomGammaGrad": ("d sample / d alpha in RandomGamma's gradient (no gradient of its own, as in TF)",
+                        "test_special_random.py::test_random_gamma_grad_kernel_in_the_tails"),
     # KNOWN GAP: marked NotDifferentiable, so second derivatives through tf.while_loop are not available.
     "WhileGrad": ("tf.while_loop's gradient op; no second derivative (NotDifferentiable)",
                   "test_control_flow.py::test_while_gradient_matches_finite_differences"),

@@ -40,6 +40,8 @@ from .ops.string_ops import *  # noqa: F401,F403
 from .ops.string_ops import print_v2 as print  # noqa: A001  (tf.print)
 from .tf1_aliases import *  # noqa: F401,F403
 from .ops.math_extra_ops import *  # noqa: F401,F403
+from .ops.special_math_ops import *  # noqa: F401,F403  (tf.erf, tf.lgamma, ...)
+from .ops.special_random_ops import *  # noqa: F401,F403  (tf.random_gamma, tf.random_poisson)
 from .ops.array_extra_ops import *  # noqa: F401,F403
 from .ops.matrix_ops import *  # noqa: F401,F403  (tf.matrix_band_part, tf.matrix_diag, tf.norm, tf.cross, ...)
 from .ops.linalg_extra_ops import *  # noqa: F401,F403  (tf.matrix_inverse, tf.cholesky, tf.qr, tf.svd, ...)

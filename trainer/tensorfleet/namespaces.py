@@ -142,6 +142,12 @@ from .ops import array_extra_ops as _ax  # noqa: E402
 _MATH.update({name: getattr(_ax, name) for name in (
     "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n", "segment_sum", "segment_mean",
     "bincount", "confusion_matrix", "invert_permutation")})
+from .ops import special_math_ops as _sm, special_random_ops as _sr  # noqa: E402
+
+_MATH.update({name: getattr(_sm, name) for name in (
+    "erf", "erfc", "lgamma", "digamma", "polygamma", "igamma", "igammac", "betainc", "lbeta", "zeta", "bessel_i0",
+    "bessel_i0e", "bessel_i1", "bessel_i1e", "cumulative_logsumexp", "nextafter", "polyval")})
+_RANDOM.update({"gamma": _sr.random_gamma, "poisson": _sr.random_poisson})
 math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported functions).")
 random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
 debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")

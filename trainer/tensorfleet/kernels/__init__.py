@@ -9,6 +9,7 @@ from . import sequence_parsing_kernels  # noqa: F401
 from . import indexed_slices_kernels  # noqa: F401  (IndexedSlices -> dense)
 from . import string_kernels  # noqa: F401
 from . import reader_kernels  # noqa: F401  (tf.TFRecordReader & co, tf.read_file)
+from . import special_kernels  # noqa: F401  (special functions, Gamma/Poisson samplers)
 from . import rnn_kernels  # noqa: F401
 from . import linalg_kernels  # noqa: F401  (ops/linalg_extra_ops.py, ops/matrix_ops.py)
 from . import loop_accumulator_kernels  # noqa: F401  (map_fn / scan accumulators)
