@@ -168,6 +168,13 @@ FD_GRADIENT_TESTED = {
     "PutAlongLastAxis": "test_tf1_extra_ops.py::test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions",
     "TakeAlongLastAxis": "test_tf1_extra_ops.py::test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions",
     "TopKV2": "test_tf1_extra_ops.py::test_top_k_forward_ties_shapes_and_gradient_to_the_values_positions",
+    # segment max / min / prod (ops/segment_extra_ops.py); the tie split: test_segment_extra.py's tie test
+    "SegmentMax": "test_segment_extra.py::test_gradients_match_finite_differences",
+    "SegmentMin": "test_segment_extra.py::test_gradients_match_finite_differences",
+    "SegmentProd": "test_segment_extra.py::test_gradients_match_finite_differences",
+    "UnsortedSegmentMax": "test_segment_extra.py::test_gradients_match_finite_differences",
+    "UnsortedSegmentMin": "test_segment_extra.py::test_gradients_match_finite_differences",
+    "UnsortedSegmentProd": "test_segment_extra.py::test_gradients_match_finite_differences",
 }
 
 _OPT = "stateful optimizer update of a variable (no gradient, as in TF)"
@@ -249,6 +256,28 @@ FORWARD_ONLY = {
     "ScatterAdd": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
     "ScatterSub": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
     "SequenceMask": (_BOOL, "test_tf1_extra_ops.py::test_sequence_mask_matches_numpy"),
+    # ops/scatter_extra_ops.py and ops/search_histogram_ops.py
+    "ScatterMul": ("stateful variable write",
+                   "test_scatter_extra.py::test_scatter_combine_ops_match_numpy_ufunc_at_with_repeated_indices"),
+    "ScatterDiv": ("stateful variable write",
+                   "test_scatter_extra.py::test_scatter_combine_ops_match_numpy_ufunc_at_with_repeated_indices"),
+    "ScatterMin": ("stateful variable write",
+                   "test_scatter_extra.py::test_scatter_combine_ops_match_numpy_ufunc_at_with_repeated_indices"),
+    "ScatterMax": ("stateful variable write",
+                   "test_scatter_extra.py::test_scatter_combine_ops_match_numpy_ufunc_at_with_repeated_indices"),
+    "ScatterNdUpdate": ("stateful variable write",
+                        "test_scatter_extra.py::test_scatter_nd_ops_match_numpy_on_slices_with_repeated_indices"),
+    "ScatterNdAdd": ("stateful variable write",
+                     "test_scatter_extra.py::test_scatter_nd_ops_match_numpy_on_slices_with_repeated_indices"),
+    "ScatterNdSub": ("stateful variable write",
+                     "test_scatter_extra.py::test_scatter_nd_ops_match_numpy_on_slices_with_repeated_indices"),
+    "CountUpTo": ("stateful variable write (integer counter)",
+                  "test_scatter_extra.py::test_count_up_to_counts_then_raises_out_of_range"),
+    "LowerBound": ("integer output", "test_search_histogram.py::test_searchsorted_matches_tf_docs_and_numpy_per_row"),
+    "UpperBound": ("integer output", "test_search_histogram.py::test_searchsorted_matches_tf_docs_and_numpy_per_row"),
+    "UnravelIndex": ("integer output",
+                     "test_search_histogram.py::test_unravel_index_matches_tf_docs_numpy_and_errors"),
+    "HistogramFixedWidth": ("integer counts", "test_search_histogram.py::test_histograms_match_tf_docs_and_a_bin_loop"),
     # summary ops: a serialized Summary proto out (a string), no gradient in TF
     "ScalarSummary": ("string output", "test_summary_ops.py::test_scalar_value_tag_and_collection"),
     "HistogramSummary": ("string output", "test_summary_ops.py::test_histogram_buckets_and_moments_against_numpy"),

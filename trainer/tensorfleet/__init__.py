@@ -40,6 +40,10 @@ from .ops.string_ops import print_v2 as print  # noqa: A001  (tf.print)
 from .tf1_aliases import *  # noqa: F401,F403
 from .ops.math_extra_ops import *  # noqa: F401,F403
 from .ops.array_extra_ops import *  # noqa: F401,F403
+from .ops.segment_extra_ops import *  # noqa: F401,F403  (tf.segment_max/min/prod and the unsorted ones)
+from .ops.scatter_extra_ops import *  # noqa: F401,F403  (tf.scatter_mul/div/min/max, scatter_nd_*, count_up_to)
+from .ops.search_histogram_ops import *  # noqa: F401,F403  (tf.searchsorted, unravel_index, histograms, ...)
+from .ops.check_extra_ops import *  # noqa: F401,F403  (tf.assert_near, assert_rank_in, ...)
 from .ops.parsing_ops import *  # noqa: F401,F403  (tf.parse_example, tf.FixedLenFeature, ...)
 from .ops.sequence_parsing_ops import FixedLenSequenceFeature, parse_single_sequence_example  # noqa: F401
 from .ops.numerics import *  # noqa: F401,F403  (tf.check_numerics, tf.verify_tensor_all_finite, ...)

@@ -126,6 +126,10 @@ from .ops import array_extra_ops as _ax  # noqa: E402
 _MATH.update({name: getattr(_ax, name) for name in (
     "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n", "segment_sum", "segment_mean",
     "bincount", "confusion_matrix", "invert_permutation")})
+from .ops import check_extra_ops as _cx, segment_extra_ops as _sx  # noqa: E402
+
+_MATH.update({name: getattr(_sx, name) for name in _sx.__all__})
+_DEBUGGING.update(assert_near=_cx.assert_near, assert_rank_in=_cx.assert_rank_in)
 math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported functions).")
 random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
 debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")

@@ -6,6 +6,7 @@ from . import accumulator_kernels  # noqa: F401
 from . import summary_kernels  # noqa: F401
 from . import array_extra_kernels, math_extra_kernels, parsing_kernels, sampling_kernels  # noqa: F401
 from . import sequence_parsing_kernels  # noqa: F401
+from . import scatter_extra_kernels, search_histogram_kernels, segment_extra_kernels  # noqa: F401
 from . import string_kernels  # noqa: F401
 from . import rnn_kernels  # noqa: F401
 from . import loop_accumulator_kernels  # noqa: F401  (map_fn / scan accumulators)

@@ -241,6 +241,11 @@ class Variable:
         t = assign_sub(self, delta, name=name)
         return t if read_value else t.op
 
+    def count_up_to(self, limit):
+        """`Variable.count_up_to`: tf.count_up_to on this variable."""
+        from .scatter_extra_ops import count_up_to
+        return count_up_to(self, limit)
+
     def eval(self, session=None):
         return self._variable.eval(session=session)
 
