@@ -109,8 +109,7 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=_dtypes.int32, n
     dtype = _dtypes.as_dtype(dtype)
     with name_scope(name, "histogram_fixed_width", [values, value_range, nbins]) as scope:
         values = convert_to_tensor(values, name="values")
-        check_dtype("values", values, (_dtypes.int32, _dtypes.int64, _dtypes.float32, _dtypes.float64,
-                                       _dtypes.float16))
+        check_dtype("values", values, (_dtypes.int32, _dtypes.int64, _dtypes.float32, _dtypes.float64))
         value_range = convert_to_tensor(value_range, name="value_range", dtype=values.dtype)
         nbins = convert_to_tensor(nbins, name="nbins", dtype=_dtypes.int32)
         if dtype not in _INDEX_TYPES:
