@@ -202,6 +202,13 @@ FD_GRADIENT_TESTED = {
     "DynamicPartition": "test_partition_stitch.py::test_dynamic_partition_gradient_by_finite_differences",
     "DynamicStitch": "test_partition_stitch.py::test_dynamic_stitch_gradients_by_finite_differences",
     "ParallelDynamicStitch": "test_partition_stitch.py::test_dynamic_stitch_gradients_by_finite_differences",
+    # segment max / min / prod (ops/segment_extra_ops.py); the tie split: test_segment_extra.py's tie test
+    "SegmentMax": "test_segment_extra.py::test_gradients_match_finite_differences",
+    "SegmentMin": "test_segment_extra.py::test_gradients_match_finite_differences",
+    "SegmentProd": "test_segment_extra.py::test_gradients_match_finite_differences",
+    "UnsortedSegmentMax": "test_segment_extra.py::test_gradients_match_finite_differences",
+    "UnsortedSegmentMin": "test_segment_extra.py::test_gradients_match_finite_differences",
+    "UnsortedSegmentProd": "test_segment_extra.py::test_gradients_match_finite_differences",
 }
 
 _OPT = "stateful optimizer update of a variable (no gradient, as in TF)"
@@ -291,6 +298,28 @@ FORWARD_ONLY = {
     "ScatterAdd": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
     "ScatterSub": ("stateful variable write", "test_tf1_extra_ops.py::test_scatter_ops_update_the_variable_like_numpy"),
     "SequenceMask": (_BOOL, "test_tf1_extra_ops.py::test_sequence_mask_matches_numpy"),
+    # ops/scatter_extra_ops.py and ops/search_histogram_ops.py
+    "ScatterMul": ("stateful variable write",
+                   "test_scatter_extra.py::test_scatter_combine_ops_match_numpy_ufunc_at_with_repeated_indices"),
+    "ScatterDiv": ("stateful variable write",
+                   "test_scatter_extra.py::test_scatter_combine_ops_match_numpy_ufunc_at_with_repeated_indices"),
+    "ScatterMin": ("stateful variable write",
+                   "test_scatter_extra.py::test_scatter_combine_ops_match_numpy_ufunc_at_with_repeated_indices"),
+    "ScatterMax": ("stateful variable write",
+                   "test_scatter_extra.py::test_scatter_combine_ops_match_numpy_ufunc_at_with_repeated_indices"),
+    "ScatterNdUpdate": ("stateful variable write",
+                        "test_scatter_extra.py::test_scatter_nd_ops_match_numpy_on_slices_with_repeated_indices"),
+    "ScatterNdAdd": ("stateful variable write",
+                     "test_scatter_extra.py::test_scatter_nd_ops_match_numpy_on_slices_with_repeated_indices"),
+    "ScatterNdSub": ("stateful variable write",
+                     "test_scatter_extra.py::test_scatter_nd_ops_match_numpy_on_slices_with_repeated_indices"),
+    "CountUpTo": ("stateful variable write (integer counter)",
+                  "test_scatter_extra.py::test_count_up_to_counts_then_raises_out_of_range"),
+    "LowerBound": ("integer output", "test_search_histogram.py::test_searchsorted_matches_tf_docs_and_numpy_per_row"),
+    "UpperBound": ("integer output", "test_search_histogram.py::test_searchsorted_matches_tf_docs_and_numpy_per_row"),
+    "UnravelIndex": ("integer output",
+                     "test_search_histogram.py::test_unravel_index_matches_tf_docs_numpy_and_errors"),
+    "HistogramFixedWidth": ("integer counts", "test_search_histogram.py::test_histograms_match_tf_docs_and_a_bin_loop"),
     # summary ops: a serialized Summary proto out (a string), no gradient in TF
     "ScalarSummary": ("string output", "test_summary_ops.py::test_scalar_value_tag_and_collection"),
     "HistogramSummary": ("string output", "test_summary_ops.py::test_histogram_buckets_and_moments_against_numpy"),
@@ -383,7 +412,6 @@ FORWARD_ONLY.update({
     "ReadFile": (_READER, _RT + _FILES),
     "WriteFile": (_READER, _RT + _FILES),
     "MatchingFiles": (_READER, _RT + _FILES),
-    "CountUpTo": ("integer variable update (stateful, no gradient, as in TF)", _RT + _FILES),
 })
 
 # op type -> (what it is, the test that covers it)

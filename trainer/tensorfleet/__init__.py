@@ -47,6 +47,10 @@ from .ops.matrix_ops import *  # noqa: F401,F403  (tf.matrix_band_part, tf.matri
 from .ops.linalg_extra_ops import *  # noqa: F401,F403  (tf.matrix_inverse, tf.cholesky, tf.qr, tf.svd, ...)
 from .ops.matrix_square_root_op import matrix_square_root  # noqa: F401
 from .ops.partition_stitch_ops import *  # noqa: F401,F403  (tf.dynamic_partition, tf.dynamic_stitch, ...)
+from .ops.segment_extra_ops import *  # noqa: F401,F403  (tf.segment_max/min/prod and the unsorted ones)
+from .ops.scatter_extra_ops import *  # noqa: F401,F403  (tf.scatter_mul/div/min/max, scatter_nd_*, count_up_to)
+from .ops.search_histogram_ops import *  # noqa: F401,F403  (tf.searchsorted, unravel_index, histograms, ...)
+from .ops.check_extra_ops import *  # noqa: F401,F403  (tf.assert_near, assert_rank_in, ...)
 from .ops.parsing_ops import *  # noqa: F401,F403  (tf.parse_example, tf.FixedLenFeature, ...)
 from .ops.sequence_parsing_ops import FixedLenSequenceFeature, parse_single_sequence_example  # noqa: F401
 from .ops.numerics import *  # noqa: F401,F403  (tf.check_numerics, tf.verify_tensor_all_finite, ...)

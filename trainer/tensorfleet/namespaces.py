@@ -148,6 +148,10 @@ _MATH.update({name: getattr(_sm, name) for name in (
     "erf", "erfc", "lgamma", "digamma", "polygamma", "igamma", "igammac", "betainc", "lbeta", "zeta", "bessel_i0",
     "bessel_i0e", "bessel_i1", "bessel_i1e", "cumulative_logsumexp", "nextafter", "polyval")})
 _RANDOM.update({"gamma": _sr.random_gamma, "poisson": _sr.random_poisson})
+from .ops import check_extra_ops as _cx, segment_extra_ops as _sx  # noqa: E402
+
+_MATH.update({name: getattr(_sx, name) for name in _sx.__all__})
+_DEBUGGING.update(assert_near=_cx.assert_near, assert_rank_in=_cx.assert_rank_in)
 math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported functions).")
 random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
 debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")

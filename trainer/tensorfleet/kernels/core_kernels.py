@@ -118,17 +118,6 @@ def assign_sub(ctx, delta):
     return _update(ctx, delta, -1)
 
 
-@register_kernel("CountUpTo", devices=("CPU",))
-def count_up_to(ctx):
-    name, limit = ctx.attrs["var"].name, ctx.attrs["limit"]
-    with ctx.resources.lock:
-        old = ctx.resources.read(name, ctx.op.name)
-        if int(old) >= limit:
-            raise errors.OutOfRangeError(None, ctx.op, f"Reached limit of {limit}\n\t [[node {ctx.op.name}]]")
-        ctx.resources.store(name, np.array(old + 1, dtype=old.dtype))
-        return np.array(old, dtype=old.dtype, copy=True)
-
-
 @register_kernel("InitializedValue")
 def initialized_value(ctx, initial):
     value = ctx.resources.variables.get(ctx.attrs["var"].name)

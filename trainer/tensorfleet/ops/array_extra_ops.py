@@ -121,8 +121,10 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     ids = convert_to_tensor(segment_ids)
     if not ids.dtype.is_integer:
         raise TypeError(f"segment_ids must be int32 or int64, got {ids.dtype.name}")
-    return make_tensor("UnsortedSegmentSum", [data, ids, convert_to_tensor(num_segments, dtype=ids.dtype)],
-                       name=name, default_name="UnsortedSegmentSum")
+    num = convert_to_tensor(num_segments)  # TF: its own int32/int64 type (Tnumsegments), not ids' type
+    if num.dtype not in (_dtypes.int32, _dtypes.int64):
+        raise TypeError(f"num_segments must be int32 or int64, got {num.dtype.name}")
+    return make_tensor("UnsortedSegmentSum", [data, ids, num], name=name, default_name="UnsortedSegmentSum")
 
 
 def _segment_counts(segment_ids, num_segments, dtype):

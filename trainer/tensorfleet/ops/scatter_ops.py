@@ -1,8 +1,9 @@
 """Sparse variable updates: `tf.scatter_update`, `tf.scatter_add`, `tf.scatter_sub` (ScatterUpdate/Add/Sub).
 
-Sits in `ops/` beside state_ops: like Assign, each op carries the variable op in attr `var` and is
-colocated with it; the kernel (kernels/index_kernels.py) stores a new array with `ctx.resources.store`
-and returns it (TF returns the updated ref). Rows are indexed along the variable's first axis;
+Sits in `ops/` beside state_ops: like Assign, each op carries the variable op in attr `var` (declared in
+the op registry as the variable it writes, `updates_variables`) and is colocated with it; the kernel
+(kernels/index_kernels.py) stores a new array with `ctx.resources.store` and returns it (TF returns the
+updated ref). Rows are indexed along the variable's first axis;
 `updates` has shape indices.shape + var.shape[1:] (or is a scalar). Repeated indices: add/sub
 accumulate; update keeps the last (TF leaves the order unspecified). Out-of-range indices raise
 InvalidArgumentError at run time ("indices[1] = 7 is not in [0, 5)").
@@ -33,7 +34,7 @@ def _scatter_shape(op):
 
 
 for _t in ("ScatterUpdate", "ScatterAdd", "ScatterSub"):
-    register_op(_t, _scatter_shape, stateful=True)
+    register_op(_t, _scatter_shape, updates_variables=("var",))  # (stateful: it writes the variable)
     NotDifferentiable(_t)
 
 

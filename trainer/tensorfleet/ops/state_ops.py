@@ -11,7 +11,7 @@ from __future__ import annotations
 __all__ = [
     "Variable", "assign", "assign_add", "assign_sub", "is_variable_initialized", "global_variables",
     "all_variables", "local_variables", "trainable_variables", "model_variables", "variables_initializer",
-    "global_variables_initializer", "local_variables_initializer", "initialize_all_variables", "count_up_to",
+    "global_variables_initializer", "local_variables_initializer", "initialize_all_variables",
 ]
 
 from typing import Optional
@@ -47,10 +47,6 @@ def _assign_shape(op):
 for _t in ("Assign", "AssignAdd", "AssignSub"):
     register_op(_t, _assign_shape, stateful=True, updates_variables=("var",))
     NotDifferentiable(_t)
-
-register_op("CountUpTo", lambda op: [(op.get_attr("var").outputs[0].dtype, TensorShape([]))], stateful=True,
-            updates_variables=("var",))
-NotDifferentiable("CountUpTo")
 
 register_op("IsVariableInitialized", lambda op: [(_dtypes.bool_, TensorShape([]))], stateful=True)
 NotDifferentiable("IsVariableInitialized")
@@ -89,17 +85,6 @@ def assign_add(ref, value, use_locking=None, name=None) -> Tensor:
 
 def assign_sub(ref, value, use_locking=None, name=None) -> Tensor:
     return _assign_like("AssignSub", ref, value, True, name)
-
-
-def count_up_to(ref, limit, name=None) -> Tensor:
-    """`tf.count_up_to`: increments an integer scalar variable until it reaches `limit`; returns the value
-    before the increment, and OutOfRangeError ("Reached limit of LIMIT") once it is `limit`."""
-    var_op = _var_op(ref)
-    if not var_op.outputs[0].dtype.is_integer:
-        raise TypeError(f"count_up_to needs an int32 or int64 variable, got {var_op.outputs[0].dtype.name}")
-    with var_op.graph.colocate_with(var_op):
-        return make_tensor("CountUpTo", [], {"var": var_op, "limit": int(limit)}, name=name,
-                           default_name="CountUpTo")
 
 
 def is_variable_initialized(variable, name=None) -> Tensor:
@@ -209,10 +194,6 @@ class Variable:
     def trainable(self) -> bool:
         return self._trainable
 
-    def count_up_to(self, limit) -> Tensor:
-        """`Variable.count_up_to(limit)` (see `count_up_to`)."""
-        return count_up_to(self, limit)
-
     @property
     def initializer(self) -> Operation:
         return self._initializer_op
@@ -259,6 +240,11 @@ class Variable:
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
         t = assign_sub(self, delta, name=name)
         return t if read_value else t.op
+
+    def count_up_to(self, limit):
+        """`Variable.count_up_to`: tf.count_up_to on this variable."""
+        from .scatter_extra_ops import count_up_to
+        return count_up_to(self, limit)
 
     def eval(self, session=None):
         return self._variable.eval(session=session)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from .. import dtypes as _dtypes
 from ..default_graph import control_dependencies, convert_to_tensor, name_scope
 from ..graph import GraphKeys, Tensor
+from ..ops.scatter_extra_ops import count_up_to
 from ..ops import array_ops, check_ops, math_ops, random_ops, slicing_ops, state_ops
 from ..ops.data_flow_ops import FIFOQueue
 from ..ops.reader_ops import matching_files
@@ -43,7 +44,7 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         zero64 = convert_to_tensor(0, dtype=_dtypes.int64)
         epochs = state_ops.Variable(zero64, name="epochs", trainable=False,
                                     collections=[GraphKeys.LOCAL_VARIABLES])
-        counter = state_ops.count_up_to(epochs, num_epochs)
+        counter = count_up_to(epochs, num_epochs)
         with control_dependencies([counter]):
             return array_ops.identity(tensor, name=scope)
 
