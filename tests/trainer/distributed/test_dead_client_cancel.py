@@ -24,7 +24,7 @@ from dist_cluster import HERE, free_ports, make_tls_files, task_env
 #: generous here for a slow, busy machine; without cancellation the step never ends: it has no deadline)
 CANCEL_WAIT_S = 30.0
 #: how long the oracle watches an enqueued element for a consumer that should not exist
-EATEN_WINDOW_S = 2.0
+EATEN_WINDOW_S = 0.5
 TRANSPORTS = {"bulk-unix": {}, "bulk-tcp": {"TENSORFLEET_LOCAL_SOCKET": "0"}, "grpc": {"TENSORFLEET_BULK": "0"}}
 
 

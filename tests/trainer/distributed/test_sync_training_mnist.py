@@ -106,21 +106,20 @@ def mnist_run(full_mnist_dir, tmp_path):
         run.kill_all()
 
 
-def _train(mnist_run, script, workers, *args, non_chief_first_secs=0.0):
+def _train(mnist_run, script, workers, *args, non_chief_first=False):
     run = mnist_run(script, workers, *args)
     run.start("ps", 0)
     for i in range(1, workers):
         run.start("worker", i)
-    if non_chief_first_secs:
-        run.wait_for_line("worker", 1, "Worker 1:")
-        time.sleep(non_chief_first_secs)  # the scenario itself: the chief comes this much later
+    if non_chief_first:  # the scenario itself: the chief starts only once the other worker waits for it
+        run.wait_for_line("worker", 1, "Waiting for session to be initialized")
     run.start("worker", 0)
     return run.finish(workers)
 
 
 def test_supervisor_style_sync_replicas_reaches_95_percent_with_the_non_chief_first(mnist_run):
     outs = _train(mnist_run, SUPERVISOR, 2, "--sync_replicas", SYNC_LR, f"--train_steps={SYNC_STEPS}",
-                  non_chief_first_secs=5.0)
+                  non_chief_first=True)
     chief, other = _last_json(outs[0]), _last_json(outs[1])
     assert chief["sync"] and chief["test_accuracy"] >= 0.95, outs[0]
     assert chief["global_step"] in (SYNC_STEPS, SYNC_STEPS + 1), outs[0]

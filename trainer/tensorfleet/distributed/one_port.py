@@ -29,8 +29,11 @@ import time
 SINGLE_PORT_ENV = "TENSORFLEET_SINGLE_PORT"
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 _SNIFF = HTTP2_PREFACE[:4]
-#: how long a new connection may take to send its first 4 bytes before it is dropped
+#: how long a new connection may take to send its first bytes before it is dropped
 SNIFF_SECONDS = 10.0
+#: how long a started HTTP/2 preface may take to reach 4 bytes (clients send it in one write; a peer that
+#: sends "PR" and stops, or closes, is dropped after this rather than after SNIFF_SECONDS)
+PARTIAL_PREFACE_SECONDS = 1.0
 _PUMP_BYTES = 256 << 10
 
 
@@ -82,7 +85,8 @@ class InternalGrpcSocket:
 
 def sniff(conn: socket.socket) -> bytes:
     """Up to 4 first bytes of `conn`, left unread (MSG_PEEK); fewer when the peer closed or stayed silent
-    for `SNIFF_SECONDS`. Stops early once they cannot start the HTTP/2 preface."""
+    for `SNIFF_SECONDS` (or `PARTIAL_PREFACE_SECONDS` once it began the preface). Stops early once they
+    cannot start the HTTP/2 preface."""
     deadline = time.monotonic() + SNIFF_SECONDS
     seen = b""
     try:
@@ -94,8 +98,9 @@ def sniff(conn: socket.socket) -> bytes:
             seen = conn.recv(4, socket.MSG_PEEK)
             if not seen or not _SNIFF.startswith(seen):
                 break
-            if len(seen) < 4:
-                time.sleep(0.001)  # a partial preface: wait for the rest
+            if len(seen) < 4:  # a partial preface: wait (briefly) for the rest
+                deadline = min(deadline, time.monotonic() + PARTIAL_PREFACE_SECONDS)
+                time.sleep(0.001)
     except (OSError, ValueError):
         pass
     finally:
