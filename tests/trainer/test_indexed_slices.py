@@ -144,3 +144,14 @@ def test_sync_replicas_aggregates_indexed_slices_in_a_sparse_accumulator():
     want = TABLE.copy()
     want[[0, 3, 5]] -= 2 * 0.5 * np.array([1.0, 2.0, 1.0])[:, None]
     np.testing.assert_allclose(final.final_ops_values, want)
+
+
+def test_embedding_lookup_runs_where_its_table_lives():
+    """TF colocates the lookup with the table, so a worker reads only the rows it asked for from the ps."""
+    cluster = tf.train.ClusterSpec({"ps": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]})
+    with tf.device(tf.train.replica_device_setter(cluster=cluster)):
+        table = tf.get_variable("table", [100, 4])
+        rows = tf.nn.embedding_lookup(table, [1, 2])
+    assert table.device == "/job:ps/task:0"
+    assert rows.op.device == table.device == "/job:ps/task:0"
+    assert rows.op.colocation_groups() == ["loc:@table"]

@@ -98,6 +98,17 @@ class ConcurrentRun:
         self.plan = plan
         self.pools = pools
         self.expensive = tuple(expensive)
+        # values are dropped after their last reader, as the sequential strategy does: a variable's array read
+        # earlier in the step is then the store's alone again, so its update can run in place
+        keep = set(plan.fetch_slots)
+        readers = [0] * plan.num_slots
+        for n in plan.nodes:
+            for slot in set(n.inputs):
+                readers[slot] += 1
+        self.readers = tuple(readers)
+        self.released_after = tuple(
+            (tuple(x for x in set(n.inputs) if x not in keep),
+             tuple(x for x in n.outputs if not readers[x] and x not in keep)) for n in plan.nodes)
 
     def run(self, vals: list, per_dev: dict) -> int:
         """Runs the plan; returns the number of nodes run. Raises `NodeFailed` for the first failure."""
@@ -118,6 +129,7 @@ class _RunState:
         self.nodes, self.consumers, self.expensive = plan.nodes, plan.consumers, strategy.expensive
         self.pools, self.vals, self.per_dev = strategy.pools, vals, per_dev
         self.pending = list(plan.pending)
+        self.readers, self.released_after = list(strategy.readers), strategy.released_after
         self.cheap = [i for i in plan.initial_ready if not self.expensive[i]]
         self.heavy = [i for i in plan.initial_ready if self.expensive[i]]
         self.done_q: queue.SimpleQueue = queue.SimpleQueue()
@@ -165,8 +177,17 @@ class _RunState:
         return self.collect(wait=False)
 
     def finished(self, i: int, seconds: float) -> None:
-        """Node `i` is done: count it and make the consumers it was the last predecessor of ready."""
+        """Node `i` is done: count it, drop the values nothing will read again, and make the consumers it was
+        the last predecessor of ready."""
         self.ran += 1
+        inputs, unread_outputs = self.released_after[i]
+        vals, readers = self.vals, self.readers
+        for slot in inputs:
+            readers[slot] -= 1
+            if not readers[slot]:
+                vals[slot] = None
+        for slot in unread_outputs:
+            vals[slot] = None
         d = self.nodes[i].device.name
         self.per_dev[d] = self.per_dev.get(d, 0.0) + seconds
         pending, expensive = self.pending, self.expensive

@@ -85,8 +85,11 @@ def _scatter(ctx, indices, updates, mode):
             pos = np.argwhere((host < 0) | (host >= n))[0]
             raise errors.InvalidArgumentError(None, ctx.op, f"indices[{','.join(map(str, pos))}] = "
                                                             f"{int(host[tuple(pos)])} is not in [0, {n})")
-        new = xp.array(old, copy=True)
-        updates = updates.astype(old.dtype, copy=False)
+        del old
+        new = ctx.resources.exclusive(name)  # the store's own array when nothing else holds it: in place
+        if new is None:
+            new = xp.array(ctx.resources.read(name, ctx.op.name), copy=True)
+        updates = updates.astype(new.dtype, copy=False)
         if mode == "update":
             new[indices] = updates
         elif mode == "add" or xp is not np:  # cupy's ufunc.at supports add only: add the negated updates

@@ -268,7 +268,8 @@ def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_
         if ids.dtype not in (_dtypes.int32, _dtypes.int64):
             raise TypeError(f"Value passed to parameter 'indices' has DataType {ids.dtype.name} not in list of "
                             f"allowed values: int32, int64")
-        return make_tensor("NnGather", [params, ids], name=scope)
+        with params.graph.colocate_with(params.op):  # TF: the lookup runs where the table lives (a ps)
+            return make_tensor("NnGather", [params, ids], name=scope)
 
 
 @register_gradient("NnGather")
