@@ -73,6 +73,18 @@ def _sparse_oracle(name, var, slots, rows, grad_rows, hp):
             slots["accum"][r] = acc_new
         elif name == "sgd":
             var[r] -= lr * g
+        elif name == "adadelta":
+            slots["accum"][r] = hp["rho"] * slots["accum"][r] + (1 - hp["rho"]) * g * g
+            update = np.sqrt(slots["accum_update"][r] + hp["eps"]) / np.sqrt(slots["accum"][r] + hp["eps"]) * g
+            var[r] -= lr * update
+            slots["accum_update"][r] = hp["rho"] * slots["accum_update"][r] + (1 - hp["rho"]) * update * update
+        elif name in ("proximal_gd", "proximal_adagrad"):
+            step = lr
+            if name == "proximal_adagrad":
+                slots["accum"][r] += g * g
+                step = lr / np.sqrt(slots["accum"][r])
+            prox = var[r] - step * g
+            var[r] = np.sign(prox) * np.maximum(np.abs(prox) - step * hp["l1"], 0) / (1 + step * hp["l2"])
 
 
 OPTIMIZERS = {
@@ -83,6 +95,14 @@ OPTIMIZERS = {
                 {"ms": 1.0, "mom": 0.0}, {"lr": 0.1, "rho": 0.9, "mu": 0.5, "eps": 1e-10}),
     "ftrl": (lambda: tf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.001),
              {"accum": 0.1, "linear": 0.0}, {"lr": 0.1, "l1": 0.001}),
+    "adadelta": (lambda: tf.train.AdadeltaOptimizer(1.0, rho=0.9, epsilon=1e-6),
+                 {"accum": 0.0, "accum_update": 0.0}, {"lr": 1.0, "rho": 0.9, "eps": 1e-6}),
+    "proximal_gd": (lambda: tf.train.ProximalGradientDescentOptimizer(0.1, l1_regularization_strength=0.05,
+                                                                      l2_regularization_strength=0.1),
+                    {}, {"lr": 0.1, "l1": 0.05, "l2": 0.1}),
+    "proximal_adagrad": (lambda: tf.train.ProximalAdagradOptimizer(0.1, l1_regularization_strength=0.05,
+                                                                   l2_regularization_strength=0.1),
+                         {"accum": 0.1}, {"lr": 0.1, "l1": 0.05, "l2": 0.1}),
 }
 
 

@@ -175,10 +175,20 @@ def test_values_published_by_tf_optimizer_tests():
     np.testing.assert_allclose(v1, [-0.094821, -0.189358], rtol=1e-5)
 
 
-def test_gathered_gradient_is_applied_densely_like_the_other_optimizers():
-    """d/dw of a loss through tf.gather(w, ids) (repeated ids accumulate). Like every optimizer in this runtime the
-    update is the dense kernel: rows no id touched see g = 0 (TF's sparse path would skip them; with g = 0 Adadelta
-    leaves those rows' values unchanged but decays their slots, the proximal optimizers still shrink them)."""
+def _rows_only(new, old, rows):
+    """`old` with `rows` taken from `new` (arrays, or tuples of arrays, or None)."""
+    if new is None:
+        return None
+    if isinstance(new, tuple):
+        return tuple(_rows_only(n, o, rows) for n, o in zip(new, old))
+    out = old.copy()
+    out[rows] = new[rows]
+    return out
+
+
+def test_gathered_gradient_updates_only_the_looked_up_rows_as_tfs_sparse_kernels():
+    """d/dw of a loss through tf.gather(w, ids) is an IndexedSlices (repeated ids summed): TF's SparseApply*
+    kernels, i.e. the dense step on the looked-up rows only; the other rows and their slots stay as they were."""
     ids = np.array([0, 2, 2, 3])
     c = RNG.standard_normal((4, 2))
     w_init = RNG.standard_normal((5, 2))
@@ -206,10 +216,13 @@ def test_gathered_gradient_is_applied_densely_like_the_other_optimizers():
             want = w_init.copy()
             with tf.Session() as sess:
                 sess.run(tf.global_variables_initializer())
+                touched = np.unique(ids)
                 for _ in range(4):
                     sess.run(train)
-                    want, state = step(want, grad(want), state)
+                    new_w, new_state = step(want, grad(want), state)
+                    want, state = _rows_only(new_w, want, touched), _rows_only(new_state, state, touched)
                     np.testing.assert_allclose(sess.run(w), want, rtol=1e-10, atol=1e-12, err_msg=name)
+                np.testing.assert_array_equal(sess.run(w)[[1, 4]], w_init[[1, 4]])
 
 
 def test_slot_names_get_slot_and_variables_follow_tf():

@@ -7,12 +7,12 @@
 
 Slots `<var>/Adadelta` ("accum") and `<var>/Adadelta_1` ("accum_update"), both
 zeros. Sits beside the other optimizers in `train/`; the fused op is in
-`training_ops.py`, its kernel in `kernels/train_kernels.py`. Like every
-optimizer here it has the dense path only (a tf.gather gradient is dense).
+`training_ops.py`, its kernel in `kernels/train_kernels.py`; an IndexedSlices gradient updates only its
+rows (TF's SparseApplyAdadelta, `sparse_updates.adadelta`).
 """
 from __future__ import annotations
 
-from . import training_ops
+from . import sparse_updates, training_ops
 from .optimizer import Optimizer
 
 __all__ = ["AdadeltaOptimizer"]
@@ -39,3 +39,7 @@ class AdadeltaOptimizer(Optimizer):
         return training_ops.apply_adadelta(var, self.get_slot(var, "accum"), self.get_slot(var, "accum_update"),
                                            self._lr_t, self._rho_t, self._epsilon_t, grad,
                                            use_locking=self._use_locking).op
+
+    def _apply_sparse(self, grad, var):
+        return sparse_updates.adadelta(var, self.get_slot(var, "accum"), self.get_slot(var, "accum_update"),
+                                       self._lr_t, self._rho_t, self._epsilon_t, grad, use_locking=self._use_locking)

@@ -11,7 +11,7 @@ One slot `<var>/ProximalAdagrad` ("accumulator"), initialized to
 """
 from __future__ import annotations
 
-from . import training_ops
+from . import sparse_updates, training_ops
 from .optimizer import Optimizer
 
 __all__ = ["ProximalAdagradOptimizer"]
@@ -44,3 +44,8 @@ class ProximalAdagradOptimizer(Optimizer):
             var, self.get_slot(var, "accumulator"), self._learning_rate_tensor,
             self._l1_regularization_strength_tensor, self._l2_regularization_strength_tensor, grad,
             use_locking=self._use_locking).op
+
+    def _apply_sparse(self, grad, var):
+        return sparse_updates.proximal(var, self.get_slot(var, "accumulator"), self._learning_rate_tensor,
+                                       self._l1_regularization_strength_tensor,
+                                       self._l2_regularization_strength_tensor, grad, use_locking=self._use_locking)

@@ -9,7 +9,7 @@ No slots. Sits beside the other optimizers in `train/`; the fused op is in
 """
 from __future__ import annotations
 
-from . import training_ops
+from . import sparse_updates, training_ops
 from .optimizer import Optimizer
 
 __all__ = ["ProximalGradientDescentOptimizer"]
@@ -34,3 +34,7 @@ class ProximalGradientDescentOptimizer(Optimizer):
         return training_ops.apply_proximal_gradient_descent(
             var, self._learning_rate_tensor, self._l1_regularization_strength_tensor,
             self._l2_regularization_strength_tensor, grad, use_locking=self._use_locking).op
+
+    def _apply_sparse(self, grad, var):
+        return sparse_updates.proximal(var, None, self._learning_rate_tensor, self._l1_regularization_strength_tensor,
+                                       self._l2_regularization_strength_tensor, grad, use_locking=self._use_locking)

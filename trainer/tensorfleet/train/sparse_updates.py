@@ -10,6 +10,10 @@ of these from gathers and scatters on the variable and its slots, colocated with
 - adagrad: accum[i] += g^2; var[i] -= lr * g / sqrt(accum[i]);
 - RMSProp (centered or not): ms[i] = rho * ms[i] + (1 - rho) g^2 [mg[i] = rho * mg[i] + (1 - rho) g];
   mom[i] = momentum * mom[i] + lr * g / sqrt(ms[i] [- mg[i]^2] + eps); var[i] -= mom[i];
+- Adadelta: accum[i] = rho accum[i] + (1 - rho) g^2; u = sqrt(accum_update[i] + eps) / sqrt(accum[i] + eps) g;
+  var[i] -= lr u; accum_update[i] = rho accum_update[i] + (1 - rho) u^2;
+- proximal gradient descent / proximal Adagrad (lr_i = lr, or lr / sqrt(accum[i]) after accum[i] += g^2):
+  p = var[i] - lr_i g; var[i] = sign(p) max(|p| - lr_i l1, 0) / (1 + lr_i l2);
 - Adam is TF's non-lazy sparse Adam: m and v decay everywhere, the gradient's rows are added, and every
   row of var moves (`adam_non_lazy`).
 Rows that the gradient does not name are left alone, which matters for momentum and RMSProp: a dense
@@ -22,7 +26,7 @@ from ..ops import array_ops, control_flow_ops, math_ops, scatter_ops, state_ops
 from ..ops.slicing_ops import gather
 from .training_ops import cast_like
 
-__all__ = ["gradient_descent", "momentum", "adagrad", "rms_prop", "adam_non_lazy"]
+__all__ = ["gradient_descent", "momentum", "adagrad", "rms_prop", "adam_non_lazy", "adadelta", "proximal"]
 
 
 def gradient_descent(var, lr, grad: IndexedSlices, use_locking=False):
@@ -79,3 +83,33 @@ def adam_non_lazy(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon
                                       use_locking=use_locking)
     var_update = state_ops.assign_sub(var, lr * m_t / (math_ops.sqrt(v_t) + eps), use_locking=use_locking)
     return control_flow_ops.group(var_update, m_t, v_t)
+
+
+def adadelta(var, accum, accum_update, lr, rho, epsilon, grad: IndexedSlices, use_locking=False):
+    lr, rho, eps = (cast_like(x, var) for x in (lr, rho, epsilon))
+    idx, g = grad.indices, grad.values
+    one = array_ops.constant(1, dtype=var.dtype)
+    new_accum = gather(accum.value(), idx) * rho + math_ops.square(g) * (one - rho)
+    old_update = gather(accum_update.value(), idx)
+    update = math_ops.sqrt(old_update + eps) * math_ops.rsqrt(new_accum + eps) * g
+    new_update = old_update * rho + math_ops.square(update) * (one - rho)
+    return control_flow_ops.group(scatter_ops.scatter_update(accum, idx, new_accum, use_locking=use_locking),
+                                  scatter_ops.scatter_update(accum_update, idx, new_update, use_locking=use_locking),
+                                  scatter_ops.scatter_sub(var, idx, lr * update, use_locking=use_locking))
+
+
+def proximal(var, accum, lr, l1, l2, grad: IndexedSlices, use_locking=False):
+    """TF's SparseApplyProximalGradientDescent (`accum` None) and SparseApplyProximalAdagrad."""
+    lr, l1, l2 = (cast_like(x, var) for x in (lr, l1, l2))
+    idx, g = grad.indices, grad.values
+    updates = []
+    if accum is not None:
+        new_accum = gather(accum.value(), idx) + math_ops.square(g)
+        updates.append(scatter_ops.scatter_update(accum, idx, new_accum, use_locking=use_locking))
+        lr = lr * math_ops.rsqrt(new_accum)
+    one = array_ops.constant(1, dtype=var.dtype)
+    prox = gather(var.value(), idx) - lr * g
+    shrunk = math_ops.maximum(math_ops.abs(prox) - lr * l1, array_ops.zeros_like(prox))
+    new_rows = math_ops.sign(prox) * shrunk / (one + lr * l2)
+    updates.append(scatter_ops.scatter_update(var, idx, new_rows, use_locking=use_locking))
+    return control_flow_ops.group(*updates)
