@@ -10,6 +10,7 @@ import tensorfleet as tf
 
 TABLE = np.arange(12, dtype=np.float64).reshape(6, 2) / 10
 IDS = np.array([0, 3, 3, 5])  # row 3 twice: its gradient rows add up
+LOOKUP_WEIGHTS = np.array([[1.0, -2.0], [0.5, 1.0], [0.25, 3.0], [-1.0, 0.5]])  # d loss / d each looked-up row
 
 
 def test_the_gradient_of_a_gather_is_an_indexed_slices_of_its_rows():
@@ -110,14 +111,13 @@ OPTIMIZERS = {
 def test_sparse_updates_touch_only_the_gradients_rows_as_tfs_kernels(name):
     make, slot_init, hp = OPTIMIZERS[name]
     v = tf.Variable(TABLE)
-    weights = tf.constant(np.array([[1.0, -2.0], [0.5, 1.0], [0.25, 3.0], [-1.0, 0.5]]))
+    weights = tf.constant(LOOKUP_WEIGHTS)
     loss = tf.reduce_sum(tf.nn.embedding_lookup(v, IDS) * weights)
     train = make().minimize(loss)
     var = TABLE.copy()
     slots = {k: np.full_like(TABLE, x) for k, x in slot_init.items()}
     rows = np.unique(IDS)
-    grad_rows = [weights_np.sum(0) for weights_np in
-                 (np.array([[1.0, -2.0], [0.5, 1.0], [0.25, 3.0], [-1.0, 0.5]])[IDS == r] for r in rows)]
+    grad_rows = [LOOKUP_WEIGHTS[IDS == r].sum(0) for r in rows]  # each row's gradient: its lookups' weights
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         for _ in range(3):

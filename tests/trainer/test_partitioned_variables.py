@@ -25,8 +25,8 @@ def test_parts_follow_tfs_slicing_and_naming():
         np.testing.assert_array_equal(sess.run(list(cols)[1]), [[3, 4], [8, 9]])  # a constant value is sliced
     with tf.variable_scope("", reuse=True):
         assert tf.get_variable("emb", [10, 3], partitioner=tf.fixed_size_partitioner(3)) is pv
+    tf.get_variable("plain", [4])
     with pytest.raises(ValueError, match="unpartitioned version of the variable was found: plain"):
-        tf.get_variable("plain", [4])
         tf.get_variable("plain", [4], partitioner=tf.fixed_size_partitioner(2))
 
 

@@ -23,10 +23,16 @@ IndexedSlicesValue = namedtuple("IndexedSlicesValue", ["values", "indices", "den
 class IndexedSlices:
     """`tf.IndexedSlices(values, indices, dense_shape=None)`."""
 
-    def __init__(self, values: Tensor, indices: Tensor, dense_shape: Optional[Tensor] = None):
+    def __init__(self, values: Tensor, indices: Tensor, dense_shape: Optional[Tensor] = None,
+                 static_dense_shape: Optional[TensorShape] = None):
         self._values, self._indices, self._dense_shape = values, indices, dense_shape
         #: the dense shape as far as it is known when the graph is built (conversion sets it on the result)
-        self._static_dense_shape: TensorShape = unknown_shape()
+        self._static_dense_shape: TensorShape = static_dense_shape or unknown_shape()
+
+    def with_values(self, values: Tensor, indices: Optional[Tensor] = None) -> "IndexedSlices":
+        """The same slices of the same dense tensor with other values (and indices)."""
+        return IndexedSlices(values, self._indices if indices is None else indices, self._dense_shape,
+                             self._static_dense_shape)
 
     values = property(lambda self: self._values)
     indices = property(lambda self: self._indices)
@@ -39,9 +45,7 @@ class IndexedSlices:
 
     def __neg__(self) -> "IndexedSlices":
         from .ops import math_ops
-        out = IndexedSlices(math_ops.negative(self._values), self._indices, self._dense_shape)
-        out._static_dense_shape = self._static_dense_shape
-        return out
+        return self.with_values(math_ops.negative(self._values))
 
     def __repr__(self) -> str:
         shape = "None" if self._dense_shape is None else self._dense_shape.name

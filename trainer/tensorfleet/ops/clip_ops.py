@@ -43,7 +43,7 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     """`tf.clip_by_norm`: t * clip_norm / max(l2norm(t, axes), clip_norm); zero norms stay finite. An
     IndexedSlices is clipped by the norm of its values and stays one, as in TF."""
     if isinstance(t, IndexedSlices):
-        return _with_values(t, clip_by_norm(t.values, clip_norm, axes, name))
+        return t.with_values(clip_by_norm(t.values, clip_norm, axes, name))
     t = convert_to_tensor(t)
     with name_scope(name, "clip_by_norm", [t, clip_norm]) as scope:
         l2sum = _r.reduce_sum(_m.multiply(t, t), axes, keepdims=True)
@@ -112,11 +112,5 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
             t = sparse.values if sparse is not None else convert_to_tensor(t)
             s = scale if t.dtype is dtype else _m.cast(scale, t.dtype)
             clipped = identity(_m.multiply(t, s), name=f"{scope}_{i}")
-            out.append(clipped if sparse is None else _with_values(sparse, clipped))
+            out.append(clipped if sparse is None else sparse.with_values(clipped))
         return out, use_norm
-
-
-def _with_values(slices, values):
-    out = IndexedSlices(values, slices.indices, slices.dense_shape)
-    out._static_dense_shape = slices._static_dense_shape
-    return out

@@ -62,25 +62,19 @@ def convert_to_tensor_or_indexed_slices(value, dtype=None, name=None):
     return convert_to_tensor(value, dtype=dtype, name=name)
 
 
-def _like(template: IndexedSlices, values, indices) -> IndexedSlices:
-    out = IndexedSlices(values, indices, template.dense_shape)
-    out._static_dense_shape = template._static_dense_shape
-    return out
-
-
 def add_indexed_slices(slices: list) -> IndexedSlices:
     """The sum of several IndexedSlices of one tensor: their rows concatenated (duplicates add up)."""
     values = join_ops.concat([s.values for s in slices], 0)
     indices = join_ops.concat([math_ops.cast(s.indices, _dtypes.int64) if s.indices.dtype is not _dtypes.int64
                                else s.indices for s in slices], 0)
-    return _like(slices[0], values, indices)
+    return slices[0].with_values(values, indices)
 
 
 def deduplicate(slices: IndexedSlices) -> IndexedSlices:
     """Each index once, its rows summed (TF's `_deduplicate_indexed_slices`)."""
     unique_indices, positions = array_extra_ops.unique(slices.indices)
     summed = array_extra_ops.unsorted_segment_sum(slices.values, positions, array_ops.shape(unique_indices)[0])
-    return _like(slices, summed, unique_indices)
+    return slices.with_values(summed, unique_indices)
 
 
 def gather_gradient(grad, indices, params) -> IndexedSlices:
@@ -98,6 +92,4 @@ def gather_gradient(grad, indices, params) -> IndexedSlices:
     else:
         values = array_ops.reshape(grad, join_ops.concat([array_ops.constant([-1], dtype=_dtypes.int64),
                                                           dense_shape[1:]], 0))
-    out = IndexedSlices(values, array_ops.reshape(indices, [-1]), dense_shape)
-    out._static_dense_shape = params.shape
-    return out
+    return IndexedSlices(values, array_ops.reshape(indices, [-1]), dense_shape, params.shape)

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import errors
 from ..default_graph import get_default_graph
+from ..graph import GraphKeys
 from ..ops import array_ops, state_ops
 from .checkpoint_io import read_checkpoint, read_index
 from .checkpoint_management import checkpoint_exists, latest_checkpoint
@@ -119,7 +120,6 @@ def _wait_for_new_checkpoint(checkpoint_dir, last, timeout, poll_secs: float = 1
 
 
 def _current_variables() -> dict:
-    from ..graph import GraphKeys
     g = get_default_graph()
     found = {}
     for key in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.LOCAL_VARIABLES, GraphKeys.MODEL_VARIABLES):

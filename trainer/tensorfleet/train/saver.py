@@ -123,9 +123,10 @@ class Saver:
                 self._built = True
                 return
             raise ValueError("No variables to save")
-        g = next(iter(self._vars.values()) if self._vars else iter(self._sliced.values()))
-        g = g.graph if self._vars else g[1][0][0].graph
-        self._graph = g
+        first = next(iter(self._vars.values()), None)
+        if first is None:  # only partitioned variables: a part's tensor
+            first = next(iter(self._sliced.values()))[1][0][0]
+        g = self._graph = first.graph
         self._restore_feeds = {}
         assigns = []
         parts = [((key, i), t) for key, (_, ps) in self._sliced.items() for i, (t, _, _) in enumerate(ps)]
