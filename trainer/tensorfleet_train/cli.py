@@ -137,7 +137,9 @@ def _run(args, command: list, environ, shutdown: Shutdown) -> int:
 
             shutdown.install()
             wait_for_peers(peers, args.startup_timeout, stop=lambda: shutdown.requested)
-        return script_runner.run_command(argv, args.grace_period)
+        code = script_runner.run_command(argv, args.grace_period)
+        script_runner.report_script_end(task, code)
+        return code
 
     shutdown.install()
     from .telemetry import Telemetry, metrics_port_from

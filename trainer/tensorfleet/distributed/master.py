@@ -37,6 +37,7 @@ from ..graph import Graph
 from ..graph_def import import_graph_def
 from ..placement import Placer
 from . import partition as _partition
+from . import startup_wait
 from .client import RpcClient, Timeouts
 from .protos import service_pb2
 
@@ -129,9 +130,9 @@ class _RemoteWorker:
         self.client.call("DeregisterGraph", service_pb2.DeregisterGraphRequest(graph_handle=handle),
                          service_pb2.DeregisterGraphResponse)
 
-    def shutdown(self, reason: str, exit_code: int, keep_serving: bool = False) -> None:
+    def shutdown(self, reason: str, exit_code: int, keep_serving: bool = False, ended_task: str = "") -> None:
         self.client.call("Shutdown", service_pb2.ShutdownRequest(reason=reason, exit_code=exit_code,
-                                                                 keep_serving=keep_serving),
+                                                                 keep_serving=keep_serving, ended_task=ended_task),
                          service_pb2.ShutdownResponse, timeout=self.client.timeouts.connect_seconds)
 
 
@@ -192,24 +193,23 @@ class Master:
             return handle
 
     def wait_for_status(self, task_name: str, address: str, deadline: float):
-        handle = self.worker(task_name, address)
-        next_log = time.monotonic() + 10
-        delay = 0.05
-        while True:
-            try:
-                return handle.status()
-            except errors.UnavailableError as e:
-                if self.training_finished:   # the chief released the cluster: that task is not coming back
-                    raise errors.OutOfRangeError(None, None, f"Training finished (the chief released the "
-                                                             f"cluster); {task_name} is gone: {e.message}") from e
-                now = time.monotonic()
-                if now >= deadline:
-                    raise
-                if now >= next_log:
-                    logger.warning("CreateSession still waiting for response from worker: %s", task_name)
-                    next_log = now + 10
-                time.sleep(min(delay, max(0.0, deadline - now)))
-                delay = min(delay * 2, 1.0)
+        """The task's GetStatus, waiting for a task that is not up yet until `deadline` (startup_wait.py). Once the
+        chief has released the cluster, a task unreachable for `dead_peer_seconds` is not coming back: a released
+        ps serves only the tasks that had not ended yet (ps_lifetime.py), and then goes."""
+        unreachable_since: list = []
+
+        def released(e: errors.UnavailableError) -> None:
+            if not self.training_finished:
+                return
+            if not unreachable_since:
+                unreachable_since.append(time.monotonic())
+            elif time.monotonic() - unreachable_since[0] > self.timeouts.dead_peer_seconds:
+                raise errors.OutOfRangeError(None, None, f"Training finished (the chief released the "
+                                                         f"cluster); {task_name} is gone: {e.message}") from e
+
+        return startup_wait.call_until_up(self.worker(task_name, address).status, deadline,
+                                          f"CreateSession still waiting for response from worker: {task_name}",
+                                          released)
 
     # -- sessions ----------------------------------------------------------------------------------
     def create_session(self, graph: Graph, config=None) -> "MasterSession":
@@ -273,19 +273,26 @@ class Master:
             self.worker(name, address).reset(list(containers))
 
     def shutdown_tasks(self, job: str = "ps", reason: str = "training finished", exit_code: int = 0,
-                       keep_serving: bool = False) -> list:
-        """Tells every task of `job` (other than this one) to stop serving (with `keep_serving`: only that
-        training finished); returns the tasks that could not be told (already gone). See shutdown.py."""
-        failed = []
+                       keep_serving: bool = False, ended_task: str = "") -> list:
+        """Sends a Shutdown call (see shutdown.py) to every task of `job` other than this one, all at once, each
+        bounded by the connect timeout; returns the tasks that could not be told (already gone)."""
         own = _task_name(self.job, self.task)
-        for name, address in self.tasks():
-            if not name.startswith(f"/job:{job}/") or name == own:
-                continue
+        targets = [(name, address) for name, address in self.tasks()
+                   if name.startswith(f"/job:{job}/") and name != own]
+        failed: list = []
+
+        def tell(name: str, address: str) -> None:
             try:
-                self.worker(name, address).shutdown(reason, exit_code, keep_serving)
+                self.worker(name, address).shutdown(reason, exit_code, keep_serving, ended_task)
             except errors.OpError:
                 failed.append(name)
-        return failed
+
+        threads = [threading.Thread(target=tell, args=t, name=f"tf-shutdown-{t[0]}", daemon=True) for t in targets]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return sorted(failed)
 
     def close(self) -> None:
         with self._lock:
@@ -369,7 +376,7 @@ class MasterSession:
         self._plans: dict = {}
         self.by_name: dict = {}  # (feed, fetch, target names) -> resolved graph elements (remote clients)
         self._registered: list = []  # (worker, handle)
-        deadline = time.monotonic() + master.timeouts.startup_seconds
+        deadline = startup_wait.creation_deadline(master.timeouts.startup_seconds, timeout_ms)
         self._tasks = master.tasks(device_filters)
         self._devices = []
         for name, address in self._tasks:

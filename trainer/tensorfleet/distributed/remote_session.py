@@ -9,7 +9,8 @@ the flattened (fetches, feeds, targets) to a backend here:
   script's `Session(server.target)`): the backend is a `MasterSession` of that
   server, called directly, on the client's own Graph object;
 - otherwise: a remote master over `client.RpcClient`; the graph goes as a GraphDef
-  at creation and each run first sends the ops added since (an extension).
+  at creation and each run first sends the ops added since (an extension). Creation waits
+  for a master that is not serving yet (`startup_wait`: TF's wait-for-ready and retries).
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ import threading
 
 from .. import errors
 from ..graph_def import as_graph_def
-from .client import RpcClient, split_address
+from . import startup_wait
+from .client import RpcClient, Timeouts, split_address
 from .master import RPC_DEADLINE_SLACK_S
 from .protos import service_pb2
 from .server import local_server_for
@@ -53,22 +55,30 @@ class _RemoteBackend:
         self._graph = graph
         self._lock = threading.Lock()
         self._client = RpcClient(address, "MasterService", f"master at {address}")
-        status_client = RpcClient(address, "WorkerService", f"task at {address}")
-        try:
-            status, _ = status_client.call("GetStatus", service_pb2.GetStatusRequest(), service_pb2.GetStatusResponse)
-        finally:
-            status_client.close()
-        self._client.task = f"master of {status.task} at {address}"
-        self._client.enable_bulk(status.bulk_port, status.local_socket)
         options = service_pb2.SessionOptions(
             allow_soft_placement=bool(getattr(config, "allow_soft_placement", False)),
             log_device_placement=bool(getattr(config, "log_device_placement", False)),
             device_filters=list(getattr(config, "device_filters", None) or ()),
             operation_timeout_ms=int(getattr(config, "operation_timeout_in_ms", 0) or 0))
+        deadline = startup_wait.creation_deadline(Timeouts().startup_seconds, options.operation_timeout_ms)
+        waiting = f"CreateSession still waiting for the master at {address}"
+        status = startup_wait.call_until_up(lambda: self._status(address), deadline, waiting)
+        self._client.task = f"master of {status.task} at {address}"
+        self._client.enable_bulk(status.bulk_port, status.local_socket)
         self._sent_version = graph.version
         req = service_pb2.CreateSessionRequest(graph_def=as_graph_def(graph), options=options)
-        resp, _ = self._client.call("CreateSession", req, service_pb2.CreateSessionResponse)
+        # the master may have gone away again between the two calls (a restarting pod): wait for it too
+        resp = startup_wait.call_until_up(
+            lambda: self._client.call("CreateSession", req, service_pb2.CreateSessionResponse)[0], deadline, waiting)
         self._handle = resp.session_handle
+
+    @staticmethod
+    def _status(address: str):
+        status_client = RpcClient(address, "WorkerService", f"task at {address}")
+        try:
+            return status_client.call("GetStatus", service_pb2.GetStatusRequest(), service_pb2.GetStatusResponse)[0]
+        finally:
+            status_client.close()
 
     def _extend(self) -> None:
         with self._lock:

@@ -46,7 +46,7 @@ class Methods:
             f"{W}/Reset": (pb.ResetRequest, lambda r, t: _after(
                 worker.reset, (list(r.container),), pb.ResetResponse())),
             f"{W}/Shutdown": (pb.ShutdownRequest, lambda r, t: _after(
-                shutdown_fn, (r.reason, r.exit_code, r.keep_serving), pb.ShutdownResponse())),
+                shutdown_fn, (r.reason, r.exit_code, r.keep_serving, r.ended_task), pb.ShutdownResponse())),
             f"{M}/CreateSession": (pb.CreateSessionRequest, lambda r, t: (pb.CreateSessionResponse(
                 session_handle=master.create_session_from_proto(r.graph_def, r.options)), [])),
             f"{M}/ExtendSession": (pb.ExtendSessionRequest, lambda r, t: _after(

@@ -170,14 +170,16 @@ class ResetResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ShutdownRequest(_message.Message):
-    __slots__ = ("reason", "exit_code", "keep_serving")
+    __slots__ = ("reason", "exit_code", "keep_serving", "ended_task")
     REASON_FIELD_NUMBER: _ClassVar[int]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
     KEEP_SERVING_FIELD_NUMBER: _ClassVar[int]
+    ENDED_TASK_FIELD_NUMBER: _ClassVar[int]
     reason: str
     exit_code: int
     keep_serving: bool
-    def __init__(self, reason: _Optional[str] = ..., exit_code: _Optional[int] = ..., keep_serving: _Optional[bool] = ...) -> None: ...
+    ended_task: str
+    def __init__(self, reason: _Optional[str] = ..., exit_code: _Optional[int] = ..., keep_serving: _Optional[bool] = ..., ended_task: _Optional[str] = ...) -> None: ...
 
 class ShutdownResponse(_message.Message):
     __slots__ = ()
