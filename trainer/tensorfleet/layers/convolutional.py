@@ -26,11 +26,12 @@ def _channels(x, fmt, layer, rank=4):
 
 
 def _bias(out, filters, dtype, use_bias, bias_initializer, trainable, bias_regularizer, bias_constraint, fmt):
+    """(out + bias, bias), or (out, None) without a bias."""
     if not use_bias:
-        return out
+        return out, None
     bias = weight("bias", [filters], dtype, bias_initializer or init_ops.zeros_initializer(), trainable,
                   bias_regularizer, bias_constraint)
-    return nn_impl.bias_add(out, bias, data_format="NCHW" if fmt.startswith("NC") else "NHWC")
+    return nn_impl.bias_add(out, bias, data_format="NCHW" if fmt.startswith("NC") else "NHWC"), bias
 
 
 # -- conv2d -------------------------------------------------------------------
@@ -38,7 +39,7 @@ def build_conv2d(x, filters, kernel_size, strides=(1, 1), padding="valid", data_
                  dilation_rate=(1, 1), use_bias=True, kernel_initializer=None, bias_initializer=None,
                  kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None, bias_constraint=None,
                  trainable=True):
-    """`kernel` (+ `bias`) in the current scope and conv2d(x, kernel) + bias, without activation."""
+    """(conv2d(x, kernel) + bias without activation, kernel, bias or None), the variables in the current scope."""
     fmt = tf_format(data_format)
     in_ch = _channels(x, fmt, "conv2d")
     kh, kw = pair(kernel_size, "kernel_size")
@@ -48,8 +49,9 @@ def build_conv2d(x, filters, kernel_size, strides=(1, 1), padding="valid", data_
                     kernel_constraint)
     out = conv_ops.conv2d(x, kernel, strides=list(pair(strides, "strides")), padding=tf_padding(padding),
                           data_format=fmt, dilations=list(pair(dilation_rate, "dilation_rate")))
-    return _bias(out, filters, x.dtype, use_bias, bias_initializer, trainable, bias_regularizer, bias_constraint,
-                 fmt)
+    out, bias = _bias(out, filters, x.dtype, use_bias, bias_initializer, trainable, bias_regularizer,
+                      bias_constraint, fmt)
+    return out, kernel, bias
 
 
 def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
@@ -59,7 +61,7 @@ def conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_f
     """`tf.layers.conv2d`: kernel [kh, kw, in_channels, filters] + bias [filters]; padding 'valid'/'same'."""
     x = float_inputs(inputs, "Conv2D")
     with layer_scope(name, "conv2d", reuse):
-        out = build_conv2d(x, filters, kernel_size, strides, padding, data_format, dilation_rate, use_bias,
+        out, _, _ = build_conv2d(x, filters, kernel_size, strides, padding, data_format, dilation_rate, use_bias,
                            kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
                            kernel_constraint, bias_constraint, trainable)
         return activity_regularize(activate(out, activation), activity_regularizer)
@@ -76,7 +78,8 @@ def _deconv_length(size, kernel, stride, padding):
 def build_conv2d_transpose(x, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
                            use_bias=True, kernel_initializer=None, bias_initializer=None, kernel_regularizer=None,
                            bias_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True):
-    """`kernel` [kh, kw, filters, in_channels] (+ `bias`) in the current scope and the transposed convolution.
+    """(the transposed convolution + bias, kernel [kh, kw, filters, in_channels], bias or None) in the current
+    scope.
 
     Output size per spatial dim: in * stride ('same') or in * stride + max(k - stride, 0) ('valid').
     """
@@ -101,8 +104,9 @@ def build_conv2d_transpose(x, filters, kernel_size, strides=(1, 1), padding="val
     out = conv_ops.conv2d_transpose(x, kernel, join_ops.stack(parts), strides=st, padding=padding.upper(),
                                     data_format=fmt)
     out.set_shape([dims[0], filters, out_h, out_w] if fmt == "NCHW" else [dims[0], out_h, out_w, filters])
-    return _bias(out, filters, x.dtype, use_bias, bias_initializer, trainable, bias_regularizer, bias_constraint,
-                 fmt)
+    out, bias = _bias(out, filters, x.dtype, use_bias, bias_initializer, trainable, bias_regularizer,
+                      bias_constraint, fmt)
+    return out, kernel, bias
 
 
 def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="valid", data_format="channels_last",
@@ -112,7 +116,7 @@ def conv2d_transpose(inputs, filters, kernel_size, strides=(1, 1), padding="vali
     """`tf.layers.conv2d_transpose`: the gradient of a conv2d with respect to its input, as a layer."""
     x = float_inputs(inputs, "Conv2DTranspose")
     with layer_scope(name, "conv2d_transpose", reuse):
-        out = build_conv2d_transpose(x, filters, kernel_size, strides, padding, data_format, use_bias,
+        out, _, _ = build_conv2d_transpose(x, filters, kernel_size, strides, padding, data_format, use_bias,
                                      kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
                                      kernel_constraint, bias_constraint, trainable)
         return activity_regularize(activate(out, activation), activity_regularizer)
@@ -134,8 +138,8 @@ def conv1d(inputs, filters, kernel_size, strides=1, padding="valid", data_format
                         kernel_constraint)
         out = nn_extra_ops.conv1d(x, kernel, stride=strides, padding=padding.upper(), data_format=fmt,
                                   dilations=dilation_rate)
-        out = _bias(out, int(filters), x.dtype, use_bias, bias_initializer, trainable, bias_regularizer,
-                    bias_constraint, fmt)
+        out, _ = _bias(out, int(filters), x.dtype, use_bias, bias_initializer, trainable, bias_regularizer,
+                       bias_constraint, fmt)
         return activity_regularize(activate(out, activation), activity_regularizer)
 
 
@@ -164,8 +168,8 @@ def separable_conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="vali
                            trainable, pointwise_regularizer, pointwise_constraint)
         out = nn_extra_ops.separable_conv2d(x, depthwise, pointwise, [1, sh, sw, 1], padding.upper(),
                                             rate=pair(dilation_rate, "dilation_rate"))
-        out = _bias(out, filters, x.dtype, use_bias, bias_initializer, trainable, bias_regularizer, bias_constraint,
-                    "NHWC")
+        out, _ = _bias(out, filters, x.dtype, use_bias, bias_initializer, trainable, bias_regularizer,
+                       bias_constraint, "NHWC")
         return activity_regularize(activate(out, activation), activity_regularizer)
 
 

@@ -152,19 +152,24 @@ def flatten(inputs, name=None, data_format="channels_last"):
         return nn_impl.nn_flatten(x)
 
 
+def apply_dropout(x, rate, noise_shape=None, seed=None, training=False):
+    """`tf.nn.dropout(x, rate)` when `training` (a bool, or a bool Tensor decided at run time), else x."""
+    if isinstance(training, Tensor) or hasattr(training, "_as_graph_element"):
+        # rate * cast(training): a rate of 0 keeps everything (mask 1), like TF's cond on `training`
+        rate_t = math_ops.multiply(convert_to_tensor(float(rate) if not isinstance(rate, Tensor) else rate,
+                                                     dtype=x.dtype),
+                                   math_ops.cast(convert_to_tensor(training), x.dtype))
+        return nn_impl.dropout(x, rate=rate_t, noise_shape=noise_shape, seed=seed)
+    if not training:
+        return identity(x)
+    return nn_impl.dropout(x, rate=rate, noise_shape=noise_shape, seed=seed)
+
+
 def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):
     """`tf.layers.dropout`: drops with probability `rate` only when `training` (a bool or a bool Tensor)."""
     x = float_inputs(inputs, "Dropout")
     with layer_scope(name, "dropout", None):
-        if isinstance(training, (Tensor,)) or hasattr(training, "_as_graph_element"):
-            # rate * cast(training): a rate of 0 keeps everything (mask 1), like TF's cond on `training`
-            rate_t = math_ops.multiply(convert_to_tensor(float(rate) if not isinstance(rate, Tensor) else rate,
-                                                         dtype=x.dtype),
-                                       math_ops.cast(convert_to_tensor(training), x.dtype))
-            return nn_impl.dropout(x, rate=rate_t, noise_shape=noise_shape, seed=seed)
-        if not training:
-            return identity(x)
-        return nn_impl.dropout(x, rate=rate, noise_shape=noise_shape, seed=seed)
+        return apply_dropout(x, rate, noise_shape, seed, training)
 
 
 class Flatten(NoWeightsLayer):
