@@ -115,7 +115,7 @@ def _statistics(x, axis, rank, is_training, decay, moving_mean, moving_variance,
     batch_mean, batch_var = nn_impl.moments(x, reduce_axes)
     update_var = bessel_corrected(batch_var, x, reduce_axes) if bessel else batch_var
     if training is None:  # decided at run time: where(), and a decay of 1 (no change) when not training
-        flag = math_ops.cast(convert_to_tensor(is_training), _dtypes.bool)
+        flag = math_ops.cast(convert_to_tensor(is_training), _dtypes.bool_)
         mean = comparison_ops.where_v2(flag, batch_mean, moving_mean.value())
         variance = comparison_ops.where_v2(flag, batch_var, moving_variance.value())
         decay_t = comparison_ops.where_v2(flag, constant(decay, dtype=x.dtype), constant(1.0, dtype=x.dtype))

@@ -49,7 +49,7 @@ def summarize_activation(op):
 
 def summarize_tensor(tensor, tag=None):
     """A scalar summary (rank 0) or a histogram (otherwise) of `tensor`; None for string and bool tensors."""
-    if tensor.dtype.base_dtype in (_dtypes.string, _dtypes.bool):
+    if tensor.dtype.base_dtype in (_dtypes.string, _dtypes.bool_):
         return None
     if tensor.get_shape().ndims == 0:
         return _add_scalar_summary(tensor, tag)
