@@ -79,7 +79,6 @@ from .platform import tf_logging as logging  # noqa: E402  (tf.logging)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 from .namespaces import sparse, strings  # noqa: E402
 from .namespaces import queue  # noqa: E402  (tf.queue.FIFOQueue & co)
-from .rnn_namespaces import contrib  # noqa: E402  (tf.contrib: only tf.contrib.rnn)
 from .ops.reverse_sequence_op import reverse_sequence  # noqa: E402
 from .distributed.namespace import distribute  # noqa: E402  (tf.distribute.Server, .cluster_resolver)
 from . import io  # noqa: E402  (tf.io: TFRecord files)
@@ -99,6 +98,7 @@ from .namespaces import graph_util  # noqa: E402
 from .protos.meta_graph_pb2 import MetaGraphDef  # noqa: E402
 from . import feature_column  # noqa: E402  (tf.feature_column)
 from . import estimator  # noqa: E402  (tf.estimator: the top layer)
+from . import contrib  # noqa: E402  (tf.contrib: layers, framework, rnn)
 
 __version__ = VERSION
 

@@ -2,7 +2,7 @@
 convert_image_dtype, brightness, rgb_to_grayscale, central_crop, resize_image_with_crop_or_pad, random_crop and
 resize_images (nearest neighbour and bilinear, TF 1.15's default align_corners=False sampling).
 
-Top layer beside `layers.py`: composites of existing ops (so differentiable where TF's are), for single images
+Top layer beside `layers/`: composites of existing ops (so differentiable where TF's are), for single images
 [height, width, channels] or batches [batch, height, width, channels]. Registered as the module
 `tensorfleet.image`. Image decoding (decode_jpeg/png) is not provided.
 """
