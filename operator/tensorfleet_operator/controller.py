@@ -48,9 +48,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .apply import Applier, JobMemory, Outcome
+from .apply import Applier, ChildRefused, JobMemory, Outcome
 from .config import OperatorConfig
-from .core import api
+from .core import api, metadata_rules
 from .core.plan import Plan, reconcile
 from .core.progress import Target, progress_target
 from .kubeclient import Credentials, KubeClient, object_path
@@ -262,24 +262,42 @@ class Controller:
                 return
 
     # -- one reconcile -------------------------------------------------------------
+    async def _children(self, client: KubeClient, namespace: str, name: str
+                        ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The job's pods and services by its job-name label. A name that cannot be a label value
+        has none (the API server would answer the selector with 400); the core fails that job."""
+        if metadata_rules.label_value_problem(name):
+            return [], []
+        selector = f'{api.JOB_NAME_LABEL}={name}'
+        pods, services = await asyncio.gather(
+            client.list(object_path('', 'v1', 'pods', namespace), selector),
+            client.list(object_path('', 'v1', 'services', namespace), selector))
+        return pods, services
+
     async def reconcile(self, namespace: str, name: str) -> Plan | None:
         client = self.client
         if client is None:
             raise RuntimeError('not logged in yet')
         group = self.config.api_group
         job_path = object_path(group, api.VERSION, api.PLURAL, namespace, name)
-        body = await client.get(job_path)
-        if body is None:
-            self.forget(namespace, name)
-            return None
-        selector = f'{api.JOB_NAME_LABEL}={name}'
-        pods, services = await asyncio.gather(
-            client.list(object_path('', 'v1', 'pods', namespace), selector),
-            client.list(object_path('', 'v1', 'services', namespace), selector))
-        now = datetime.datetime.now(datetime.timezone.utc)
-        plan = reconcile(body, pods, services, now, self.opts)
-        state = self._jobs.get((namespace, name))
-        outcome = await self.applier.apply(client, body, plan, now, state.memory if state else JobMemory())
+        refused = None
+        for _ in range(2):      # a second pass only to fail the job when the API refused a child
+            body = await client.get(job_path)
+            if body is None:
+                self.forget(namespace, name)
+                return None
+            pods, services = await self._children(client, namespace, name)
+            now = datetime.datetime.now(datetime.timezone.utc)
+            plan = reconcile(body, pods, services, now, self.opts, refused=refused)
+            state = self._jobs.get((namespace, name))
+            try:
+                outcome = await self.applier.apply(client, body, plan, now, state.memory if state else JobMemory())
+                break
+            except ChildRefused as e:
+                if refused is not None:
+                    raise
+                logger.warning('TFJob %s/%s: %s', namespace, name, e)
+                refused = e.invalid
         if outcome is not Outcome.APPLIED:
             self.forget(namespace, name)
             return plan

@@ -7,7 +7,10 @@ creationTimestamp, an increasing resourceVersion on every write, generateName,
 ``status.phase: Pending`` on new pods (the API server's default), label
 selectors (equality, inequality and existence) on lists and watches, watches
 that start from a resourceVersion and subscribe before their snapshot, and 422
-on a failed JSON-patch test, and 401 for revoked bearer tokens. It touches kmock internals: pin ``kmock==0.8``.
+on a failed JSON-patch test, and 401 for revoked bearer tokens. It refuses what a real API server
+refuses in a pod's or service's metadata (422 Invalid with the field in ``details.causes``, 400 for
+a label value that is no string) and in a label selector (400), per ``kube_validation.py``, and
+counts those refusals in ``refused``. It touches kmock internals: pin ``kmock==0.8``.
 
 Not emulated: garbage collection, admission, CRD-schema validation, strategic
 merge, PUT, server-side apply.
@@ -26,6 +29,8 @@ from typing import Any
 import jsonpatch
 import kmock
 from kmock._internal import dsl, enums, rendering
+
+import kube_validation
 
 TFJOB_RESOURCE = 'tfjobs'
 
@@ -104,6 +109,36 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
     unauthorized = 0               # how many requests got 401
 
     @property
+    def refused(self) -> collections.Counter[tuple[str, int]]:
+        """Requests refused as invalid, by (plural, status): 422/400 creates, 400 selectors."""
+        if '_refused' not in self.__dict__:
+            self.__dict__['_refused'] = collections.Counter()
+        return self.__dict__['_refused']
+
+    def _validate(self, request: Any) -> None:
+        """Refuse, as the API server does, invalid metadata on a create and a bad label selector."""
+        plural = request.resource.plural
+        if request.action == enums.action.CREATE and plural in ('pods', 'services') \
+                and isinstance(request.data, dict):
+            found = kube_validation.refusal(plural, request.data)
+            if found:
+                status, causes = found
+                self.refused[(plural, status)] += 1
+                kind, name = plural[:-1].capitalize(), (request.data.get('metadata') or {}).get('name')
+                if status == 400:
+                    raise kmock.KubernetesError(status=400, reason='BadRequest', message=causes[0][1])
+                raise kmock.KubernetesError(
+                    status=422, reason='Invalid',
+                    message=f'{kind} "{name}" is invalid: ' + ', '.join(f'{f}: {m}' for f, m in causes),
+                    details={'name': name, 'kind': plural[:-1],
+                             'causes': [{'reason': 'FieldValueInvalid', 'message': m, 'field': f}
+                                        for f, m in causes]})
+        error = kube_validation.selector_error(request.params.get('labelSelector'))
+        if error:
+            self.refused[(plural, 400)] += 1
+            raise kmock.KubernetesError(status=400, reason='BadRequest', message=error)
+
+    @property
     def deletes(self) -> collections.Counter[tuple[str, str | None]]:
         """DELETE requests received, by (plural, name): nothing should be deleted twice."""
         if '_deletes' not in self.__dict__:
@@ -117,6 +152,8 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
             raise kmock.KubernetesError(status=401, reason='Unauthorized', message='Unauthorized')
         if self.create_delay and request.action == enums.action.CREATE:
             await asyncio.sleep(self.create_delay)
+        if request.resource is not None:
+            self._validate(request)
         if request.resource is not None and isinstance(request.data, (dict, list)):
             self._stamp(request)
         elif request.resource is not None and request.action == enums.action.DELETE:
