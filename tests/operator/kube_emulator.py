@@ -10,7 +10,8 @@ that start from a resourceVersion and subscribe before their snapshot, and 422
 on a failed JSON-patch test, and 401 for revoked bearer tokens. It refuses what a real API server
 refuses in a pod's or service's metadata (422 Invalid with the field in ``details.causes``, 400 for
 a label value that is no string) and in a label selector (400), per ``kube_validation.py``, and
-counts those refusals in ``refused``. It touches kmock internals: pin ``kmock==0.8``.
+counts those refusals in ``refused``; ``unavailable`` plays an outage (503). It touches kmock
+internals: pin ``kmock==0.8``.
 
 Not emulated: garbage collection, admission, CRD-schema validation, strategic
 merge, PUT, server-side apply.
@@ -107,6 +108,7 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
     create_delay = 0.0             # seconds each create takes (to stop an operator mid-way)
     revoked_tokens: frozenset[str] = frozenset()   # bearer tokens answered with 401 (expired)
     unauthorized = 0               # how many requests got 401
+    unavailable = False            # an outage: every request is answered 503 ServiceUnavailable
 
     @property
     def refused(self) -> collections.Counter[tuple[str, int]]:
@@ -145,8 +147,19 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
             self.__dict__['_deletes'] = collections.Counter()
         return self.__dict__['_deletes']
 
+    @property
+    def tokens(self) -> collections.Counter[tuple[str, bool]]:
+        """Bearer tokens seen, by (value, is a watch): which credentials the operator really sent."""
+        if '_tokens' not in self.__dict__:
+            self.__dict__['_tokens'] = collections.Counter()
+        return self.__dict__['_tokens']
+
     async def _handle(self, request: Any) -> Any:
         auth = request.headers.get('Authorization') or ''
+        if auth.startswith('Bearer '):
+            self.tokens[(auth[len('Bearer '):], request.params.get('watch') == 'true')] += 1
+        if self.unavailable:
+            raise kmock.KubernetesError(status=503, reason='ServiceUnavailable', message='the server is shutting down')
         if auth.startswith('Bearer ') and auth[len('Bearer '):] in self.revoked_tokens:
             self.unauthorized += 1
             raise kmock.KubernetesError(status=401, reason='Unauthorized', message='Unauthorized')
