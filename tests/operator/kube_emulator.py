@@ -10,7 +10,8 @@ that start from a resourceVersion and subscribe before their snapshot, and 422
 on a failed JSON-patch test, and 401 for revoked bearer tokens. It refuses what a real API server
 refuses in a pod's or service's metadata (422 Invalid with the field in ``details.causes``, 400 for
 a label value that is no string) and in a label selector (400), per ``kube_validation.py``, and
-counts those refusals in ``refused``; ``unavailable`` plays an outage (503). It touches kmock
+counts those refusals in ``refused``; ``unavailable`` plays an outage (503). Its core discovery
+says ``groupVersion: v1`` (kmock's ``/v1`` leaves helm without core kinds). It touches kmock
 internals: pin ``kmock==0.8``.
 
 Not emulated: garbage collection, admission, CRD-schema validation, strategic
@@ -23,10 +24,12 @@ import collections
 import contextlib
 import datetime
 import itertools
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp.web
 import jsonpatch
 import kmock
 from kmock._internal import dsl, enums, rendering
@@ -52,6 +55,18 @@ def selector_matches(labels: dict[str, str], selector: str | None) -> bool:
         elif term not in labels:
             return False
     return True
+
+
+def _core_group_version(response: Any) -> Any:
+    """kmock answers ``/api/v1`` with ``groupVersion: "/v1"``; the API server says ``"v1"``, and
+    client-go (helm) maps no core kind otherwise."""
+    body = getattr(response, 'body', None)
+    if not isinstance(body, bytes):
+        return response
+    data = json.loads(body)
+    if data.get('groupVersion') != '/v1':
+        return response
+    return aiohttp.web.json_response({**data, 'groupVersion': 'v1'}, status=response.status)
 
 
 def _labels(obj: dict[str, Any]) -> dict[str, str]:
@@ -173,9 +188,12 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
             self._last_rv = next(self._rv)
             self.deletes[(request.resource.plural, request.name)] += 1
         try:
-            return await super()._handle(request)
+            response = await super()._handle(request)
         except (jsonpatch.JsonPatchConflict, jsonpatch.JsonPatchTestFailed) as e:
             raise kmock.KubernetesError(status=422, reason='Invalid', message=str(e)) from e
+        if request.url.path.rstrip('/') == '/api/v1':
+            response = _core_group_version(response)
+        return response
 
     def _stamp(self, request: Any) -> None:
         """What the API server adds to a write: resourceVersion; on create also uid, name from
