@@ -11,6 +11,7 @@ import numpy as np
 from .. import errors
 from .backend import to_host
 from .registry import host_inputs, register_kernel
+from ..ops.shape_util import range_values
 
 
 def _dims(t) -> tuple:
@@ -83,9 +84,15 @@ def ones_like(ctx, x):
 
 
 @register_kernel("Range")
-def range_(ctx):
-    a = ctx.attrs
-    return ctx.xp.arange(a["start"], a["limit"], a["delta"], dtype=a["dtype"].np_dtype)[:a["n"]]
+@host_inputs(0, 1, 2)
+def range_(ctx, start, limit, delta):
+    """TF's RangeOp (`shape_util.range_values`: its length rule, float accumulation); errors name the op."""
+    start, limit, delta = (np.asarray(to_host(v)).item() for v in (start, limit, delta))
+    try:
+        values = range_values(start, limit, delta, ctx.attrs["Tidx"].np_dtype)
+    except ValueError as e:
+        raise errors.InvalidArgumentError(None, ctx.op, str(e)) from None
+    return values if ctx.xp is np else ctx.xp.asarray(values)
 
 
 @register_kernel("LinSpace")

@@ -22,7 +22,7 @@ from ..graph import Tensor
 from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, as_shape, make_tensor, register_gradient, register_op,
                      unchanged_shape, convert_to_tensor, unknown_shape)
-from .shape_util import axis_arg, constant_value, normalize_axis, partial_shape_value, shape_arg
+from .shape_util import axis_arg, constant_value, normalize_axis, partial_shape_value, range_size, shape_arg
 
 
 # -- Const --------------------------------------------------------------------
@@ -429,28 +429,49 @@ def _static_scalar(v, what):
     return v, None
 
 
-register_op("Range", lambda op: [(op.get_attr("dtype"), TensorShape([op.get_attr("n")]))])
+def _range_shape(op):
+    """[n] when start, limit and delta are known at build time (TF's shape function, errors included), else
+    [None]: a range with a computed bound has a dynamic length."""
+    dtype = op.get_attr("Tidx")
+    for t, what in zip(op.inputs, ("start", "limit", "delta")):
+        if t.shape.ndims not in (None, 0):
+            raise ValueError(f"{what} must be a scalar, not shape {t.shape} for 'Range' (op: '{op.name}')")
+    vals = [constant_value(t) for t in op.inputs]
+    if any(v is None for v in vals):
+        return [(dtype, TensorShape([None]))]
+    start, limit, delta = (np.asarray(v).item() for v in vals)
+    return [(dtype, TensorShape([range_size(start, limit, delta, dtype.is_integer)]))]
+
+
+register_op("Range", _range_shape)
 NotDifferentiable("Range")
 
 _RANGE_ORDER = [_dtypes.int32, _dtypes.int64, _dtypes.float32, _dtypes.float64]
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
-    """`tf.range(start, limit=None, delta=1, dtype=None)`: like Python's range, numbers may be floats."""
+    """`tf.range(start, limit=None, delta=1, dtype=None)`: like Python's range, numbers may be floats, and
+    any argument may be a computed scalar tensor (the result's length is then known only when it runs).
+    As TF: the arguments convert to `<name>/start`, `<name>/limit`, `<name>/delta`, the dtype is the widest
+    of theirs (int32 < int64 < float32 < float64) unless given, and `start > limit` with `delta > 0` is an
+    error, not an empty range."""
     if limit is None:
         start, limit = 0, start
-    vals, kinds = [], []
-    for v, what in ((start, "start"), (limit, "limit"), (delta, "delta")):
-        v, dt = _static_scalar(v, what)
-        vals.append(v)
-        kinds.append(dt or (_dtypes.float32 if isinstance(v, float) else _dtypes.int32))
-    start, limit, delta = vals
-    if delta == 0:
-        raise ValueError("Requires delta != 0")
-    dtype = _dtypes.as_dtype(dtype) if dtype is not None else _builtins.max(kinds, key=_RANGE_ORDER.index)
-    n = _builtins.max(0, int(np.ceil((limit - start) / delta)))
-    attrs = {"start": start, "limit": limit, "delta": delta, "dtype": dtype, "n": n}
-    return make_tensor("Range", [], attrs, name=name)
+    with name_scope(name) as scope:
+        args = [convert_to_tensor(v, dtype=dtype, name=what)
+                for v, what in ((start, "start"), (limit, "limit"), (delta, "delta"))]
+        if dtype is None:
+            for t in args:
+                if t.dtype not in _RANGE_ORDER:
+                    raise TypeError(f"tf.range: {t.dtype.name} is not one of int32, int64, float32, float64")
+            dtype = _builtins.max((t.dtype for t in args), key=_RANGE_ORDER.index)
+            args = [t if t.dtype is dtype else _cast(t, dtype) for t in args]
+        return make_tensor("Range", args, {"Tidx": _dtypes.as_dtype(dtype)}, name=scope)
+
+
+def _cast(t, dtype):
+    from .math_ops import cast  # late: math_ops imports this module at load
+    return cast(t, dtype)
 
 
 register_op("LinSpace", lambda op: [(op.get_attr("dtype"), TensorShape([op.get_attr("num")]))])
