@@ -12,9 +12,10 @@ device under TF's full device name, one `NodeExecStats` per node with
 - `output`: each output's dtype, shape and bytes (`TensorDescription`), and `memory`: the outputs' bytes on
   the device's allocator ("cpu", or "gpu_<i>"), which TensorBoard's graph view shows per node.
 `output_partition_graphs=True` adds one GraphDef per device of the nodes the run executed
-(`fill_partition_graphs`). A distributed session's workers fill their partitions' stats the same way and
-the master merges them (`merge_step_stats`). Tracing off costs the hot path nothing: the session checks
-`options` once per run and the untraced strategies never look at a trace.
+(`fill_partition_graphs`, local sessions). A distributed session's tasks fill their partitions' stats the
+same way under their own device names ("/job:worker/replica:0/task:1/device:CPU:0") and the master merges
+them per device (`merge_step_stats`) into the RunStep's answer. Tracing off costs the hot path nothing:
+the session checks `options` once per run and the untraced strategies never look at a trace.
 """
 from __future__ import annotations
 
@@ -48,15 +49,22 @@ def _name_and_label(node) -> tuple:
     return op.name, f"{op.name} = {op.type}({', '.join(inputs)})"
 
 
-def fill_step_stats(step_stats: StepStats, trace: list) -> None:
-    """Appends the trace's records to `step_stats`, grouped per device in the order they first ran."""
+_LOCAL_TASK = "/job:localhost/replica:0/task:0"
+
+
+def fill_step_stats(step_stats: StepStats, trace: list, task: str = "") -> None:
+    """Appends the trace's records to `step_stats`, grouped per device in the order they first ran. `task`
+    (a worker's "/job:worker/replica:0/task:1"): its partitions' devices, local to it, get its name."""
     offset = time.time() - time.perf_counter()
     by_device: dict = {}
     for node, start, end, tid, outputs in trace:
         device = node.device
         dev_stats = by_device.get(device.name)
         if dev_stats is None:
-            dev_stats = by_device[device.name] = step_stats.dev_stats.add(device=device.name)
+            name = device.name
+            if task and name.startswith(_LOCAL_TASK):
+                name = task + name[len(_LOCAL_TASK):]
+            dev_stats = by_device[device.name] = step_stats.dev_stats.add(device=name)
         duration = max(int(round((end - start) * 1e6)), 0)
         name, label = _name_and_label(node)
         ns = dev_stats.node_stats.add(node_name=name, all_start_micros=int((start + offset) * 1e6),

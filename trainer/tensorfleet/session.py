@@ -189,7 +189,8 @@ _SESSION_FACTORIES: dict = {}
 
 def register_session_factory(scheme: str, factory) -> None:
     """Lets a higher layer serve `Session("<scheme>://...")`: the backend's run(fetch tensors, feed tensors,
-    feed values, target ops, timeout_ms) returns the fetched values; list_devices() and close() too."""
+    feed values, target ops, timeout_ms[, step_stats=a StepStats to trace into]) returns the fetched values;
+    list_devices() and close() too."""
     _SESSION_FACTORIES[scheme] = factory
 
 
@@ -298,7 +299,11 @@ class BaseSession:
             fetch_tensors, targets = tuple(fetch_tensors), tuple(targets)
         if self._remote is not None:
             timeout_ms = getattr(options, "timeout_in_ms", 0) or 0
-            results = self._remote.run(fetch_tensors, feed_tensors, feed_values, targets, timeout_ms)
+            if options is not None and trace_requested(options, run_metadata):  # every task's stats, merged
+                results = self._remote.run(fetch_tensors, feed_tensors, feed_values, targets, timeout_ms,
+                                           step_stats=run_metadata.step_stats)
+            else:
+                results = self._remote.run(fetch_tensors, feed_tensors, feed_values, targets, timeout_ms)
             if mapper is None:
                 return None if index[0] is None else _fetch_value(results[0])
             return mapper.build([None if i is None else _fetch_value(results[i]) for i in index])
