@@ -88,7 +88,7 @@ from . import summary  # noqa: E402  (tf.summary)
 from .protos.event_pb2 import Event, LogMessage, SessionLog  # noqa: E402  (TF 1.15's top-level protos)
 from .protos.summary_pb2 import HistogramProto, Summary, SummaryMetadata  # noqa: E402
 from . import data  # noqa: E402  (tf.data)
-from .image_ops import image  # noqa: E402  (tf.image: a subset for input pipelines)
+from . import image  # noqa: E402  (tf.image: adjustments, resizing, decoding and encoding)
 from .namespaces import io  # noqa: E402,F811  (after the tensorfleet.io package: it adds the decoders to it)
 from . import version  # noqa: E402,F401  (tf.version; the choice of version string: version.py)
 from .version import (VERSION, COMPILER_VERSION, CXX11_ABI_FLAG, MONOLITHIC_BUILD, GRAPH_DEF_VERSION,  # noqa: E402
