@@ -40,6 +40,8 @@ from . import partition as _partition
 from . import startup_wait
 from .client import RpcClient, Timeouts
 from .protos import service_pb2
+from ..protos.step_stats_pb2 import StepStats
+from ..run_metadata import merge_step_stats
 
 logger = logging.getLogger("tensorfleet.distributed")
 _POOL = futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="tf-master")
@@ -68,9 +70,13 @@ class _LocalWorker:
         return self.service.register_graph(sub.graph_def, [p for p, _ in sub.sent + sub.local], sub.fetch,
                                            sub.targets, soft, log)
 
-    def run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None) -> dict:
-        return self.service.run_graph(sub.handle, step_id, sent, [(p, s) for p, s in sub.local], sub.keep,
-                                      sub.end_of_step, sub.keep_returned, timeout_ms, cancel)
+    def run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None, traces=None) -> dict:
+        stats = None if traces is None else StepStats()
+        out = self.service.run_graph(sub.handle, step_id, sent, [(p, s) for p, s in sub.local], sub.keep,
+                                     sub.end_of_step, sub.keep_returned, timeout_ms, cancel, stats)
+        if traces is not None:
+            traces.append(stats)
+        return out
 
     def cleanup(self, step_id) -> None:
         self.service.cleanup_step(step_id)
@@ -106,17 +112,19 @@ class _RemoteWorker:
         resp, _ = self.client.call("RegisterGraph", req, service_pb2.RegisterGraphResponse)
         return resp.graph_handle
 
-    def run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None) -> dict:
+    def run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None, traces=None) -> dict:
         req = service_pb2.RunGraphRequest(graph_handle=sub.handle, step_id=step_id, keep=sub.keep,
                                           keep_returned=sub.keep_returned, end_of_step=sub.end_of_step,
-                                          timeout_ms=timeout_ms)
+                                          timeout_ms=timeout_ms, trace=traces is not None)
         req.local.extend(service_pb2.LocalFeed(feed=p, key=s) for p, s in sub.local)
         # the task itself fails a blocked op at the deadline (DeadlineExceededError naming the node); the
         # client waits a little longer for that answer, then gives up on the connection
         # (a cancelled step aborts the call: the task sees its caller go and cancels the run there)
-        _, tensors = self.client.call("RunGraph", req, service_pb2.RunGraphResponse, list(sent.items()),
-                                      timeout=timeout_ms / 1000 + RPC_DEADLINE_SLACK_S if timeout_ms > 0 else None,
-                                      cancel=cancel)
+        resp, tensors = self.client.call("RunGraph", req, service_pb2.RunGraphResponse, list(sent.items()),
+                                         timeout=timeout_ms / 1000 + RPC_DEADLINE_SLACK_S if timeout_ms > 0 else None,
+                                         cancel=cancel)
+        if traces is not None:
+            traces.append(resp.step_stats)
         return dict(tensors)
 
     def cleanup(self, step_id) -> None:
@@ -241,7 +249,7 @@ class Master:
             import_graph_def(graph_def, session.graph)
 
     def run_step_by_name(self, handle: str, feeds: list, fetch_names: list, target_names: list,
-                         timeout_ms: int = 0, cancel=None) -> list:
+                         timeout_ms: int = 0, cancel=None, step_stats=None) -> list:
         session = self._session(handle)
         key = (tuple(n for n, _ in feeds), tuple(fetch_names), tuple(target_names))
         resolved = session.by_name.get(key)
@@ -255,7 +263,7 @@ class Master:
             if len(session.by_name) < 1024:
                 session.by_name[key] = resolved
         fetches, targets, feed_tensors = resolved
-        return session.run(fetches, feed_tensors, [v for _, v in feeds], targets, timeout_ms, cancel)
+        return session.run(fetches, feed_tensors, [v for _, v in feeds], targets, timeout_ms, cancel, step_stats)
 
     def close_session(self, handle: str) -> None:
         with self._lock:
@@ -412,21 +420,23 @@ class MasterSession:
                 self._plans[key] = plan
         return plan
 
-    def run(self, fetches, feeds, feed_values, targets, timeout_ms: int = 0, cancel=None) -> list:
+    def run(self, fetches, feeds, feed_values, targets, timeout_ms: int = 0, cancel=None, step_stats=None) -> list:
         """`cancel` (`caller_watch.CallCancel`, a remote client's RunStep): the client went away, so the
-        step's partitions are cancelled where they run (locally by token, remotely by aborting RunGraph)."""
+        step's partitions are cancelled where they run (locally by token, remotely by aborting RunGraph).
+        `step_stats` (a StepStats): every partition runs traced and their stats are merged into it."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         plan = self._plan(fetches, feeds, targets)
         step_id = random.getrandbits(63)
         values = {t.name: v for t, v in zip(feeds, feed_values, strict=True)}
         timeout_ms = timeout_ms or self.timeout_ms
+        traces: Optional[list] = None if step_stats is None else []  # one StepStats per partition run
         try:
             subs = plan.subs
             if len(subs) == 1:
-                values.update(self._run_sub(subs[0], step_id, values, timeout_ms, cancel))
+                values.update(self._run_sub(subs[0], step_id, values, timeout_ms, cancel, traces))
             else:
-                self._run_dataflow(subs, step_id, values, timeout_ms, cancel)
+                self._run_dataflow(subs, step_id, values, timeout_ms, cancel, traces)
         except (errors.UnavailableError, errors.AbortedError) as e:
             self._cleanup(plan, step_id)
             if self.master.training_finished:   # the chief released the cluster: a ps went away on purpose
@@ -436,18 +446,24 @@ class MasterSession:
         except BaseException:
             self._cleanup(plan, step_id)
             raise
+        for stats in traces or ():
+            merge_step_stats(step_stats, stats)
         return [values[n] for n in plan.fetch_names]
 
     @staticmethod
-    def _run_sub(sub, step_id, values, timeout_ms, cancel=None) -> dict:
+    def _run_sub(sub, step_id, values, timeout_ms, cancel=None, traces=None) -> dict:
         sent = {p: values[s] for p, s in sub.sent}
+        if traces is not None:
+            if cancel is not None:
+                cancel.check("RunStep")
+            return sub.worker.run(sub, step_id, sent, timeout_ms, cancel, traces)
         if cancel is None:
             return sub.worker.run(sub, step_id, sent, timeout_ms)
         cancel.check("RunStep")   # the client went away: start no more partitions
         return sub.worker.run(sub, step_id, sent, timeout_ms, cancel)
 
-    def _run_dataflow(self, subs, step_id, values, timeout_ms, cancel=None) -> None:
-        _Dataflow(subs, lambda sub: self._run_sub(sub, step_id, values, timeout_ms, cancel), values).run()
+    def _run_dataflow(self, subs, step_id, values, timeout_ms, cancel=None, traces=None) -> None:
+        _Dataflow(subs, lambda sub: self._run_sub(sub, step_id, values, timeout_ms, cancel, traces), values).run()
 
     @staticmethod
     def _cleanup(plan, step_id) -> None:

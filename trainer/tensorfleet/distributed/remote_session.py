@@ -40,8 +40,11 @@ class _LocalBackend:
     def __init__(self, server, graph, config):
         self._session = server.master.create_session(graph, config)
 
-    def run(self, fetches, feeds, feed_values, targets, timeout_ms=0) -> list:
-        return self._session.run(list(fetches), list(feeds), list(feed_values), list(targets), timeout_ms)
+    def run(self, fetches, feeds, feed_values, targets, timeout_ms=0, step_stats=None) -> list:
+        if step_stats is None:
+            return self._session.run(list(fetches), list(feeds), list(feed_values), list(targets), timeout_ms)
+        return self._session.run(list(fetches), list(feeds), list(feed_values), list(targets), timeout_ms,
+                                 step_stats=step_stats)
 
     def list_devices(self) -> list:
         return self._session.device_attributes()
@@ -91,16 +94,20 @@ class _RemoteBackend:
                               service_pb2.ExtendSessionResponse)
             self._sent_version = version
 
-    def run(self, fetches, feeds, feed_values, targets, timeout_ms=0) -> list:
+    def run(self, fetches, feeds, feed_values, targets, timeout_ms=0, step_stats=None) -> list:
         if self._graph.version != self._sent_version:
             self._extend()
         req = service_pb2.RunStepRequest(session_handle=self._handle, fetch=[t.name for t in fetches],
-                                         target=[op.name for op in targets], timeout_ms=timeout_ms)
+                                         target=[op.name for op in targets], timeout_ms=timeout_ms,
+                                         trace=step_stats is not None)
         # the master and its tasks enforce the deadline (a blocked dequeue fails there, taking nothing);
         # the call's own limit is later, for a master that does not answer at all
         limit = timeout_ms / 1000 + RPC_DEADLINE_SLACK_S + 1.0 if timeout_ms > 0 else None
-        _, tensors = self._client.call("RunStep", req, service_pb2.RunStepResponse,
-                                       [(t.name, v) for t, v in zip(feeds, feed_values, strict=True)], timeout=limit)
+        resp, tensors = self._client.call("RunStep", req, service_pb2.RunStepResponse,
+                                          [(t.name, v) for t, v in zip(feeds, feed_values, strict=True)],
+                                          timeout=limit)
+        if step_stats is not None:
+            step_stats.MergeFrom(resp.step_stats)
         return [v for _, v in tensors]
 
     def list_devices(self) -> list:

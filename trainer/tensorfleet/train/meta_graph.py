@@ -27,7 +27,7 @@ from ..graph import Graph, GraphKeys, Operation, Tensor
 from ..platform.atomic_file import write_atomically
 from ..ops.state_ops import Variable
 from ..protos.meta_graph_pb2 import CollectionDef, MetaGraphDef, SaverDef, VariableDef
-from ..version import GIT_VERSION, VERSION
+from ..version import VERSION, git_version
 
 __all__ = ["export_meta_graph", "import_meta_graph", "MetaGraphDef"]
 logger = logging.getLogger("tensorfleet")
@@ -85,7 +85,7 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     if meta_info_def is not None:
         mg.meta_info_def.CopyFrom(meta_info_def)
     mg.meta_info_def.tensorflow_version = mg.meta_info_def.tensorflow_version or VERSION
-    mg.meta_info_def.tensorflow_git_version = mg.meta_info_def.tensorflow_git_version or GIT_VERSION
+    mg.meta_info_def.tensorflow_git_version = mg.meta_info_def.tensorflow_git_version or git_version()
     mg.graph_def.CopyFrom(graph_def if graph_def is not None else graph.as_graph_def(add_shapes=True))
     if clear_devices:
         for nd in mg.graph_def.node:
