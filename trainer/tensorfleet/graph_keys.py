@@ -26,3 +26,5 @@ class GraphKeys:
     QUEUE_RUNNERS = "queue_runners"
     TRAIN_OP = "train_op"
     VARIABLES = GLOBAL_VARIABLES
+    ASSET_FILEPATHS = "asset_filepaths"
+    TABLE_INITIALIZERS = "table_initializer"
