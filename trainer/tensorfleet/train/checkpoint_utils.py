@@ -21,6 +21,7 @@ from .. import errors
 from ..default_graph import get_default_graph
 from ..graph import GraphKeys
 from ..ops import array_ops, state_ops
+from ..protos import types_pb2
 from .checkpoint_io import read_checkpoint, read_index
 from .checkpoint_management import checkpoint_exists, latest_checkpoint
 
@@ -29,28 +30,31 @@ __all__ = ["NewCheckpointReader", "load_checkpoint", "load_variable", "list_vari
 
 
 class CheckpointReader:
-    """What `tf.train.NewCheckpointReader(prefix)` returns: names, shapes, dtypes and values of a checkpoint."""
+    """What `tf.train.NewCheckpointReader(prefix)` returns: names, shapes, dtypes and values of a checkpoint
+    (a partitioned variable is one tensor, its slices are not listed, as TF)."""
 
     def __init__(self, prefix: str):
         self._prefix = prefix
-        self._entries = read_index(prefix)["tensors"]
+        self._index = read_index(prefix)
 
     def has_tensor(self, name: str) -> bool:
-        return name in self._entries
+        return name in self._index.shapes
 
     def get_tensor(self, name: str) -> np.ndarray:
         """The tensor's value, verified against its checksum; NotFoundError naming a missing key."""
         return read_checkpoint(self._prefix, [name])[name]
 
     def get_variable_to_shape_map(self) -> dict:
-        return {k: [int(d) for d in e["shape"]] for k, e in self._entries.items()}
+        return {k: list(shape) for k, shape in self._index.shapes.items()}
 
     def get_variable_to_dtype_map(self) -> dict:
-        from .. import dtypes
-        return {k: dtypes.as_dtype(e["dtype"]) for k, e in self._entries.items()}
+        return {k: self._index.dtype(k) for k in self._index.shapes}
 
     def debug_string(self) -> bytes:
-        return "".join(f"{k} ({e['dtype']}) {list(e['shape'])}\n" for k, e in sorted(self._entries.items())).encode()
+        """TF's: a line `name (DT_FLOAT) [3,2]` per tensor, sorted by name."""
+        lines = [f"{k} ({types_pb2.DataType.Name(self._index.dtype(k).as_datatype_enum)}) "
+                 f"[{','.join(str(d) for d in shape)}]\n" for k, shape in sorted(self._index.shapes.items())]
+        return "".join(lines).encode()
 
 
 def NewCheckpointReader(filepattern) -> CheckpointReader:  # noqa: N802  (TF's name)
