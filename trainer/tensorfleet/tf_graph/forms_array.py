@@ -16,19 +16,14 @@ from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from .registry import REQUIRED, Emitter, Reader, int_list, reads, simple, writes
 
-simple("Placeholder", "", dtype=REQUIRED, shape=None)
 simple("PlaceholderWithDefault", "", out_types="dtype", shape=REQUIRED)
 simple("Squeeze", "T", squeeze_dims=())
 simple("Pack", "N*T", axis=0)
 simple("Shape", "T", out_type=_dtypes.int32)
 simple("Size", "T", out_type=_dtypes.int32)
 simple("Rank", "T")
-simple("IdentityN", "")
 simple("GatherNd", "Tparams Tindices")
 simple("InvertPermutation", "T")
-simple("Unique", "T", out_idx=_dtypes.int32)
-simple("DynamicStitch", "")
-simple("DynamicPartition", "T T", num_partitions=REQUIRED)
 
 
 @writes("Const")
@@ -51,10 +46,9 @@ def _write_identity_n(e: Emitter):
     e.node("IdentityN", [e.inp(i) for i in range(len(e.op.inputs))], {"T": [t.dtype for t in e.op.inputs]})
 
 
-@writes("DynamicStitch")
-def _write_stitch(e: Emitter):
-    n = len(e.op.inputs) // 2
-    e.node("DynamicStitch", [e.inp(i) for i in range(2 * n)], {"N": n, "T": e.dtype(n)})
+@reads("IdentityN")
+def _read_identity_n(r: Reader):
+    return r.node("IdentityN")
 
 
 @writes("ZerosLike", "OnesLike")

@@ -14,7 +14,7 @@ from .registry import REQUIRED, Emitter, Reader, int_list, reads, simple, writes
 _UNARY = ("Neg", "Abs", "Sign", "Exp", "Log", "Log1p", "Sqrt", "Rsqrt", "Square", "Reciprocal", "Floor", "Ceil",
           "Round", "Rint", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
           "Expm1", "Erf", "Erfc", "Lgamma", "Digamma", "BesselI0e", "BesselI1e", "IsNan", "IsInf", "IsFinite",
-          "Sigmoid", "Tanh", "Relu", "Relu6", "Elu", "Softplus", "ZerosLike", "OnesLike", "Identity",
+          "Sigmoid", "Tanh", "Relu", "Relu6", "Elu", "Softplus", "Identity",
           "StopGradient", "L2Loss", "CheckNumerics")
 _BINARY = ("Add", "AddV2", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Maximum", "Minimum", "Pow",
            "SquaredDifference", "DivNoNan", "Atan2", "Equal", "NotEqual", "Less", "LessEqual", "Greater",

@@ -16,7 +16,6 @@ simple("MaxPool", "T", ksize=REQUIRED, strides=REQUIRED, padding=REQUIRED, data_
 simple("AvgPool", "T", ksize=REQUIRED, strides=REQUIRED, padding=REQUIRED, data_format="NHWC")
 simple("MaxPoolGrad", "T T T", ksize=REQUIRED, strides=REQUIRED, padding=REQUIRED, data_format="NHWC")
 simple("InTopK", "- T", k=REQUIRED)
-simple("SoftmaxCrossEntropyWithLogits", "T T")
 simple("SparseSoftmaxCrossEntropyWithLogits", "T Tlabels")
 
 _CONV_DEFAULTS = {"use_cudnn_on_gpu": True, "explicit_paddings": [], "data_format": "NHWC",

@@ -174,8 +174,8 @@ class Reader:
         nd.input.extend(t for t in self.nd.input if t.startswith("^"))
         for key, value in (attrs or {}).items():
             nd.attr[key].CopyFrom(value if isinstance(value, AttrValue) else encode_attr(value))
-        for key in self.nd.attr:
-            if key.startswith("_"):
+        for key in self.nd.attr:  # (TF's `_output_shapes` only where the op stays the same op)
+            if key.startswith("_") and (key != "_output_shapes" or op_type == self.nd.op):
                 nd.attr[key].CopyFrom(self.nd.attr[key])
         return nd
 
@@ -187,18 +187,23 @@ class Reader:
         return av
 
 
+def _register(table: dict, op_types, fn, what: str) -> None:
+    for t in op_types:
+        if t in table:
+            raise KeyError(f"a TF-form {what} for {t!r} is already registered")
+        table[t] = fn
+
+
 def writes(*op_types: str):
     def deco(fn):
-        for t in op_types:
-            WRITERS[t] = fn
+        _register(WRITERS, op_types, fn, "writer")
         return fn
     return deco
 
 
 def reads(*op_types: str):
     def deco(fn):
-        for t in op_types:
-            READERS[t] = fn
+        _register(READERS, op_types, fn, "reader")
         return fn
     return deco
 
@@ -251,8 +256,8 @@ def simple(op_type: str, type_attrs: str = "T", out_types: str = "", tf_type: Op
                   for key, default in spec.attrs.items()}
         return r.node(op_type, None, values)
 
-    WRITERS[op_type] = write
-    READERS[spec.tf_type or op_type] = read
+    _register(WRITERS, [op_type], write, "writer")
+    _register(READERS, [spec.tf_type or op_type], read, "reader")
 
 
 def const_attr_value(av: AttrValue, where: str) -> np.ndarray:
