@@ -117,6 +117,11 @@ def _array(x, y, i, dyn, out):
     out["reverse"] = tf.reverse(x, [1])
     out["flatten"] = tf.layers.flatten(tf.reshape(dyn, [-1, 3, 1]))
     out["gather_nd"] = tf.gather_nd(x, [[1, 2], [0, 0]])
+    parts = tf.dynamic_partition(x, tf.constant([1, 0]) + 0, 2)
+    out["dynamic_partition1"] = parts[1]
+    out["dynamic_stitch"] = tf.dynamic_stitch([tf.constant([1]) + 0, tf.constant([0]) + 0], parts)
+    out["parallel_dynamic_stitch"] = tf.parallel_dynamic_stitch([tf.constant([0, 2]), tf.constant([1])],
+                                                                [tf.constant([1.0, 3.0]), tf.constant([2.0])])
     out["invert_permutation"] = tf.invert_permutation(tf.constant([2, 0, 1]) + 0)
     out["identity_n"] = tf.identity_n([x, i])[1]
     out["placeholder_with_default"] = tf.placeholder_with_default(tf.constant([1.0, 2.0]), [None]) * 2.0
@@ -164,6 +169,38 @@ def _state_random_io(x, s, out):
     out["string_to_number"] = tf.string_to_number(tf.constant(["1.5", "-2"]))
 
 
+def _extras(x, y, img, dyn_rank, out):
+    """Ops a serving graph rarely holds but that have TF forms: gradient kernels, special functions, counters."""
+    from tensorfleet.ops.common import make_tensor
+    pos = tf.abs(x) + 1.0
+    for op_type in ("ReluGrad", "Relu6Grad", "EluGrad", "SigmoidGrad", "TanhGrad", "SoftplusGrad"):
+        out["grad/" + op_type] = make_tensor(op_type, [y, x])
+    out["grad/LeakyReluGrad"] = make_tensor("LeakyReluGrad", [y, x], {"alpha": 0.1})
+    out["grad/BiasAddGrad"] = make_tensor("BiasAddGrad", [x], {"data_format": "NHWC"})
+    pooled = tf.nn.max_pool(img, [1, 2, 2, 1], [1, 1, 1, 1], "VALID")
+    out["grad/MaxPoolGrad"] = make_tensor("MaxPoolGrad", [img, pooled, pooled * 2.0], dict(pooled.op.attrs))
+    f = tf.constant(np.linspace(-1, 1, 2 * 2 * 2 * 3, dtype=np.float32).reshape(2, 2, 2, 3))
+    conv = tf.nn.conv2d(img, f, [1, 2, 2, 1], "SAME")
+    g = conv * 0.5 + 1.0
+    out["grad/Conv2DBackpropInput"] = tf.nn.conv2d_backprop_input([1, 5, 5, 2], f, g, [1, 2, 2, 1], "SAME")
+    out["grad/Conv2DBackpropFilter"] = tf.nn.conv2d_backprop_filter(img, [2, 2, 2, 3], g, [1, 2, 2, 1], "SAME")
+    out["bessel_i0e"], out["bessel_i1e"] = tf.math.bessel_i0e(x), tf.math.bessel_i1e(x)
+    out["betainc"] = tf.math.betainc(pos, pos + 1.0, tf.sigmoid(y))
+    out["polygamma"] = tf.math.polygamma(tf.ones_like(pos), pos)
+    out["zeta"] = tf.math.zeta(pos + 1.0, pos)
+    out["nextafter"] = tf.math.nextafter(x, y)
+    out["igamma_grad_a"] = make_tensor("IgammaGradA", [pos, pos + 0.5])
+    out["select_v2"] = tf.where_v2(tf.greater(x, 0.0), x, 0.0)
+    out["decode_raw"] = tf.decode_raw(tf.constant([b"\x01\x00\x02\x00"]), tf.int16)
+    out["rank_dynamic"] = tf.rank(dyn_rank)
+    counter = tf.Variable(0, name="counter")
+    with tf.control_dependencies([tf.assign_add(counter, 5), tf.assign_sub(counter, 2)]):
+        out["counter_after"] = tf.identity(counter.value())
+    out["is_initialized"] = tf.is_variable_initialized(counter)
+    steps = tf.Variable(3, name="steps")
+    out["count_up_to"] = tf.count_up_to(steps, 10)
+
+
 def build():
     """(graph, {placeholder: value}, {name: tensor}); variables need `tf.global_variables_initializer()`."""
     g = tf.Graph()
@@ -175,9 +212,13 @@ def build():
         dyn = tf.placeholder(tf.float32, [None, None], name="dyn")
         img = tf.placeholder(tf.float32, [1, 5, 5, 2], name="img")
         s = tf.placeholder(tf.string, [None], name="serialized")
+        dyn_rank = tf.placeholder(tf.float32, None, name="dyn_rank")
         _math(x, y, i, out)
         _array(x, y, i, dyn, out)
         _nn(x, img, out)
         _state_random_io(x, s, out)
-    feeds = {x: X, y: Y, i: I, dyn: X, img: IMG, s: _examples()}
+        _extras(x, y, img, dyn_rank, out)
+        out["parse_single/dense_f"] = tf.parse_single_example(s[0], {"dense_f": tf.FixedLenFeature([2], tf.float32)})[
+            "dense_f"]
+    feeds = {x: X, y: Y, i: I, dyn: X, img: IMG, s: _examples(), dyn_rank: IMG}
     return g, feeds, out

@@ -170,7 +170,8 @@ class SavedModelBuilder:
         if self._has_saved_variables:
             raise AssertionError("Graph state including variables and assets has already been saved. Please invoke "
                                  "`add_meta_graph()` instead.")
-        self._add_graph(sess.graph, sess, tags, signature_def_map, assets_collection, main_op or legacy_init_op,
+        self._add_graph(sess.graph, sess, tags, signature_def_map, assets_collection,
+                        main_op if main_op is not None else legacy_init_op,
                         clear_devices, strip_default_attrs, saver)
         self._has_saved_variables = True
 

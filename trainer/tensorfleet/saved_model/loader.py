@@ -20,6 +20,7 @@ from google.protobuf.message import DecodeError
 from .. import graph_io, tf_graph
 from ..default_graph import get_default_graph
 from ..graph import GraphKeys
+from ..ops.partitioned_variables import SaveSliceInfo
 from ..protos.meta_graph_pb2 import AssetFileDef, MetaGraphDef
 from ..protos.saved_model_pb2 import SavedModel
 from ..train.meta_graph import _restore_collections
@@ -131,14 +132,26 @@ class SavedModelLoader:
             return Saver(var_list=self._var_list(mg, variables, scope), **saver_kwargs), None
 
     @staticmethod
-    def _var_list(mg: MetaGraphDef, variables: list, scope: str) -> dict:
-        """{checkpoint key: variable}: the keys the meta graph's RestoreV2 nodes give, else the variables' names."""
+    def _var_list(mg: MetaGraphDef, variables: list, scope: str):
+        """What the Saver restores: {checkpoint key: variable} from the meta graph's RestoreV2 nodes (else the
+        variables' names); a partitioned variable's parts get their slice of the whole (`_save_slice_info`)."""
         by_name = {v.op.name: v for v in variables}
-        keys = tf_graph.saver_key_map(mg.graph_def)
-        if keys:
-            wanted = {key: by_name.get(f"{scope}/{var}" if scope else var) for key, var in keys.items()}
-            return {k: v for k, v in wanted.items() if v is not None}
-        return {v.op.name[len(scope) + 1:] if scope else v.op.name: v for v in variables}
+        entries = tf_graph.saver_key_map(mg.graph_def) or [
+            (v.op.name[len(scope) + 1:] if scope else v.op.name, v.op.name[len(scope) + 1:] if scope else v.op.name,
+             "") for v in variables]
+        found = [(key, by_name[f"{scope}/{var}" if scope else var], spec) for key, var, spec in entries
+                 if (f"{scope}/{var}" if scope else var) in by_name]
+        if not any(spec for _, _, spec in found):
+            return {key: v for key, v, _ in found}
+        out = []
+        for key, v, spec in found:
+            if spec:
+                v._save_slice_info = _slice_info(key, spec)
+            elif key != v.op.name:
+                raise NotImplementedError(f"variable {v.op.name} is saved as {key!r} beside partitioned variables: "
+                                          f"restoring both is not supported here")
+            out.append(v)
+        return out
 
     def restore_variables(self, sess, saver, import_scope=None):
         if saver is None:
@@ -160,6 +173,15 @@ class SavedModelLoader:
             self.restore_variables(sess, saver, import_scope)
             self.run_init_ops(sess, tags, import_scope)
         return self.get_meta_graph_def_from_tags(tags)
+
+
+def _slice_info(full_name: str, spec: str) -> SaveSliceInfo:
+    """TF's shape-and-slice string ("10 4 0,5:0,4") -> where the part sits in the whole variable."""
+    *full, slices = spec.split(" ")
+    dims = [int(d) for d in full]
+    pairs = [(0, d) if part == "-" else tuple(int(v) for v in part.split(",")) for part, d in
+             zip(slices.split(":"), dims)]
+    return SaveSliceInfo(full_name, tuple(dims), tuple(p[0] for p in pairs), tuple(p[1] for p in pairs))
 
 
 def _init_op(mg: MetaGraphDef, import_scope):

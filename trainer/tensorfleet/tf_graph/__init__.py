@@ -11,6 +11,7 @@ from . import forms_array, forms_io, forms_math, forms_nn, forms_state  # noqa: 
 from .export import TFGraphExport, export_graph_def, needed_ops
 from .importer import checkpoint_io_nodes, import_tf_graph_def, saver_key_map
 from .registry import READERS, WRITERS, NoTFForm
+from .saver_nodes import SAVER_OP_TYPES
 
 __all__ = ["export_graph_def", "import_tf_graph_def", "needed_ops", "saver_key_map", "checkpoint_io_nodes",
            "NoTFForm", "TFGraphExport", "has_tf_form", "tf_op_types"]
@@ -22,5 +23,5 @@ def has_tf_form(op_type: str) -> bool:
 
 
 def tf_op_types() -> list:
-    """Every TF op type the readers accept (what exported graphs are written with, and more)."""
-    return sorted(READERS)
+    """Every TF op type the readers accept or the saver nodes use (what exported graphs are written with)."""
+    return sorted(set(READERS) | set(SAVER_OP_TYPES))

@@ -376,3 +376,17 @@ def _read_placeholder(r: Reader):
     shape = r.attr("shape", None)
     return r.node("Placeholder", [], {"dtype": r.attr("dtype"), "shape": shape if shape is not None
                                       else TensorShape(None)})
+
+
+simple("DynamicPartition", "T -", num_partitions=REQUIRED)
+
+
+@writes("DynamicStitch", "ParallelDynamicStitch")
+def _write_stitch(e: Emitter):
+    n = int(e.attr("N"))
+    e.node(e.op.type, [e.inp(i) for i in range(2 * n)], {"N": n, "T": e.dtype(n)})
+
+
+@reads("DynamicStitch", "ParallelDynamicStitch")
+def _read_stitch(r: Reader):
+    return r.node(r.nd.op, None, {"N": int(r.attr("N"))})

@@ -17,6 +17,7 @@ simple("AsString", "T", precision=-1, scientific=False, shortest=False, width=-1
 simple("StringJoin", "N*-", separator="")
 simple("StringToNumber", "-", out_type=_dtypes.float32)
 simple("DecodeRaw", "-", out_type=REQUIRED, little_endian=True)
+simple("ReadFile", "-")
 
 
 def _string_const(e: Emitter, values, suffix: str) -> str:

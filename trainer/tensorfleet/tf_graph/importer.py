@@ -91,27 +91,31 @@ def import_tf_graph_def(gd: GraphDef) -> GraphDef:
     return out
 
 
-def saver_key_map(gd: GraphDef) -> Optional[dict]:
-    """{checkpoint key: variable node name} read from the RestoreV2 nodes and the assigns they feed, or None
-    when the GraphDef restores nothing that way."""
+def saver_key_map(gd: GraphDef) -> Optional[list]:
+    """[(checkpoint key, variable node name, TF shape-and-slice spec)] read from the RestoreV2 nodes and the
+    assigns they feed, or None when the GraphDef restores nothing that way."""
     imp = _TFImport(gd)
     consumers: dict = {}
     for nd in gd.node:
         for t in nd.input:
             if not t.startswith("^"):
                 consumers.setdefault(_source(t) + (":" + t.split(":")[1] if ":" in t else ":0"), []).append(nd)
-    keys: dict = {}
+    entries = []
     for nd in gd.node:
         if nd.op != "RestoreV2":
             continue
-        names = imp.const_value(nd.input[1])
-        if names is None:
+        names, specs = imp.const_value(nd.input[1]), imp.const_value(nd.input[2])
+        if names is None or specs is None:
             return None
-        for i, key in enumerate(np.asarray(names).reshape(-1)):
+        for i, (key, spec) in enumerate(zip(np.asarray(names).reshape(-1), np.asarray(specs).reshape(-1))):
             target = _assigned_variable(f"{nd.name}:{i}", consumers)
             if target is not None:
-                keys[key.decode() if isinstance(key, bytes) else str(key)] = target
-    return keys or None
+                entries.append((_text(key), target, _text(spec)))
+    return entries or None
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _assigned_variable(tensor: str, consumers: dict) -> Optional[str]:

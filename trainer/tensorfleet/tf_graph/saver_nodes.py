@@ -21,7 +21,10 @@ from ..protos.meta_graph_pb2 import SaverDef
 from ..tensor_shape import TensorShape
 from .registry import tf_attr
 
-__all__ = ["SavedTensor", "add_saver_nodes", "slice_spec"]
+__all__ = ["SavedTensor", "add_saver_nodes", "slice_spec", "SAVER_OP_TYPES"]
+#: the TF op types of the saver nodes (some have no reader: the loader leaves checkpoint I/O out)
+SAVER_OP_TYPES = ("Const", "PlaceholderWithDefault", "StaticRegexFullMatch", "Select", "StringJoin", "ShardedFilename",
+                  "SaveV2", "Identity", "Pack", "MergeV2Checkpoints", "RestoreV2", "Assign", "NoOp")
 
 
 @dataclass(frozen=True)
