@@ -53,7 +53,9 @@ def _math(x, y, i, out):
     out["leaky_relu"] = tf.nn.leaky_relu(x, alpha=0.3)
     out["l2_loss"] = tf.nn.l2_loss(x)
     out["check_numerics"] = tf.check_numerics(x, "bad x")
-    out["identity"] = tf.identity(x)
+    ok = tf.Assert(tf.reduce_all(tf.is_finite(x)), ["x must be finite:", x, "and y:", y], summarize=4)
+    with tf.control_dependencies([ok]):
+        out["identity"] = tf.identity(x)
     for name, fn in (("add", tf.add), ("sub", tf.subtract), ("mul", tf.multiply), ("realdiv", tf.divide),
                      ("maximum", tf.maximum), ("minimum", tf.minimum), ("squared_difference", tf.squared_difference),
                      ("div_no_nan", tf.div_no_nan), ("atan2", tf.atan2), ("equal", tf.equal),

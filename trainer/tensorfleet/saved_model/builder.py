@@ -86,7 +86,7 @@ class SavedModelBuilder:
     """`tf.saved_model.builder.SavedModelBuilder(export_dir)` (also `tf.saved_model.Builder`)."""
 
     def __init__(self, export_dir):
-        self._export_dir = os.fspath(export_dir)
+        self._export_dir = os.fsdecode(export_dir)
         self._saved_model = SavedModel(saved_model_schema_version=constants.SAVED_MODEL_SCHEMA_VERSION)
         if os.path.exists(self._export_dir):
             if os.listdir(self._export_dir):

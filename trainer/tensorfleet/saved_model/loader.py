@@ -34,7 +34,7 @@ logger = logging.getLogger("tensorfleet")
 
 def parse_saved_model(export_dir) -> SavedModel:
     """The SavedModel proto in `export_dir` (saved_model.pb, else saved_model.pbtxt); IOError otherwise."""
-    export_dir = os.fspath(export_dir)
+    export_dir = os.fsdecode(export_dir)
     pb = os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_PB)
     pbtxt = os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_PBTXT)
     sm = SavedModel()
@@ -58,7 +58,7 @@ def parse_saved_model(export_dir) -> SavedModel:
 
 def maybe_saved_model_directory(export_dir) -> bool:
     """Whether `export_dir` holds a saved_model.pb or saved_model.pbtxt (nothing is read)."""
-    export_dir = os.fspath(export_dir)
+    export_dir = os.fsdecode(export_dir)
     return any(os.path.exists(os.path.join(export_dir, f)) for f in (constants.SAVED_MODEL_FILENAME_PBTXT,
                                                                       constants.SAVED_MODEL_FILENAME_PB))
 
@@ -80,7 +80,7 @@ def _asset_protos(mg: MetaGraphDef) -> list:
 
 def get_asset_tensors(export_dir, meta_graph_def, import_scope=None) -> dict:
     """{asset tensor name: path of its file under assets/}."""
-    assets_dir = os.path.join(os.fspath(export_dir), constants.ASSETS_DIRECTORY)
+    assets_dir = os.path.join(os.fsdecode(export_dir), constants.ASSETS_DIRECTORY)
     out = {}
     for proto in _asset_protos(meta_graph_def):
         name = f"{import_scope}/{proto.tensor_info.name}" if import_scope else proto.tensor_info.name
@@ -92,7 +92,7 @@ class SavedModelLoader:
     """Loads graphs and restores variable values from a SavedModel (TF's `SavedModelLoader`)."""
 
     def __init__(self, export_dir):
-        self._export_dir = os.fspath(export_dir)
+        self._export_dir = os.fsdecode(export_dir)
         self._variables_path = os.path.join(self._export_dir, constants.VARIABLES_DIRECTORY,
                                             constants.VARIABLES_FILENAME)
         self._saved_model = parse_saved_model(self._export_dir)

@@ -100,3 +100,32 @@ def _write_scan(e: Emitter):
 def _read_scan(r: Reader):
     return r.node(r.nd.op, [0], {"axis": int(r.const(1, "axis")), "exclusive": bool(r.attr("exclusive", False)),
                                  "reverse": bool(r.attr("reverse", False))})
+
+
+@writes("Assert")
+def _write_assert(e: Emitter):
+    """tf.Assert: this op keeps its strings in a template; TF takes every data item as a tensor input."""
+    data, types = [], []
+    for i, (kind, value) in enumerate(e.attr("template")):
+        if kind == "s":
+            data.append(e.const(np.asarray(value.encode(), dtype=object), _dtypes.string, f"data_{i}"))
+            types.append(_dtypes.string)
+        else:
+            data.append(e.inp(1 + int(value)))
+            types.append(e.dtype(1 + int(value)))
+    e.node("Assert", [e.inp(0)] + data, {"T": types, "summarize": int(e.attr("summarize", 3))},
+           defaults={"summarize": 3})
+
+
+@reads("Assert")
+def _read_assert(r: Reader):
+    template, tensors = [], [0]
+    for i in range(1, len(r.data_inputs())):
+        value = r.maybe_const(i)
+        if value is not None and value.ndim == 0 and value.dtype == object:
+            v = value.item()
+            template.append(("s", v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)))
+        else:
+            template.append(("t", len(tensors) - 1))
+            tensors.append(i)
+    return r.node("Assert", tensors, {"template": tuple(template), "summarize": int(r.attr("summarize", 3))})
