@@ -51,6 +51,9 @@ def _math(x, y, i, out):
     for name, fn in (("asin", tf.asin), ("acos", tf.acos), ("atanh", tf.atanh)):
         out[name] = fn(unit)
     out["leaky_relu"] = tf.nn.leaky_relu(x, alpha=0.3)
+    keep_prob = tf.placeholder_with_default(1.0, [], name="keep_prob")
+    out["dropout_kept"] = tf.nn.dropout(x, keep_prob=keep_prob)  # keep_prob 1: every unit kept, deterministic
+    out["random/dropout_mask"] = tf.nn.dropout(x, rate=0.5, noise_shape=[2, 1], seed=9).op.outputs[1]
     out["l2_loss"] = tf.nn.l2_loss(x)
     out["check_numerics"] = tf.check_numerics(x, "bad x")
     ok = tf.Assert(tf.reduce_all(tf.is_finite(x)), ["x must be finite:", x, "and y:", y], summarize=4)

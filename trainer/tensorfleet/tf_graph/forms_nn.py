@@ -99,3 +99,29 @@ def _write_xent(e: Emitter):
 @reads("SoftmaxCrossEntropyWithLogits")
 def _read_xent(r: Reader):
     return r.node("SoftmaxCrossEntropyWithLogits", None, {"axis": -1})
+
+
+@writes("Dropout")
+def _write_dropout(e: Emitter):
+    """Dropout(x, rate) -> (x * mask, mask), mask = (uniform >= rate) / (1 - rate): as TF 1.15's `tf.nn.dropout`
+    writes it (RandomUniform over the noise shape, GreaterEqual, Cast, the scale, Mul). Written only, never read
+    back as one op: the TF ops it becomes are read as themselves."""
+    dt, int32 = e.dtype(0), _dtypes.int32
+    noise = e.attr("noise_shape")
+    if noise is None:
+        shape = e.node("Shape", [e.inp(0)], {"T": dt, "out_type": int32}, name="Shape")
+    elif all(d is not None for d in noise):
+        shape = e.const(np.asarray(noise, np.int32), int32, "noise_shape")
+    else:
+        e.fail(f"a noise_shape with unknown entries ({list(noise)})")
+    uniform = e.node("RandomUniform", [shape], {"dtype": dt, "seed": int(e.attr("seed", 0)),
+                                                "seed2": int(e.attr("seed2", 0)), "T": int32},
+                     name="random_uniform", defaults={"seed": 0, "seed2": 0})
+    keep = e.node("GreaterEqual", [uniform, e.inp(1)], {"T": dt}, name="GreaterEqual")
+    kept = e.node("Cast", [keep], {"SrcT": _dtypes.bool_, "DstT": dt, "Truncate": False}, name="Cast",
+                  defaults={"Truncate": False})
+    keep_prob = e.node("Sub", [e.const(np.asarray(1, dt.as_numpy_dtype), dt, "one"), e.inp(1)], {"T": dt},
+                       name="sub")
+    mask = e.node("RealDiv", [kept, keep_prob], {"T": dt}, name="mask")
+    e.node("Mul", [e.inp(0), mask], {"T": dt})
+    e.alias(1, mask)
