@@ -97,6 +97,12 @@ def _block(raw: bytes, offset: int, size: int) -> list:
 
 
 def read_table(raw: bytes) -> list:
+    """Every (key, value) of a table, in order."""
+    return [entry for block in table_blocks(raw) for entry in block]
+
+
+def table_blocks(raw: bytes) -> list:
+    """The table's data blocks, each a list of (key, value)."""
     assert len(raw) >= 48 and struct.unpack_from("<Q", raw, len(raw) - 8)[0] == 0xDB4775248B80FB57
     footer = raw[-48:]
     meta_off, pos = _varint(footer, 0)
@@ -104,16 +110,18 @@ def read_table(raw: bytes) -> list:
     index_off, pos = _varint(footer, pos)
     index_size, pos = _varint(footer, pos)
     assert _block(raw, meta_off, meta_size) == [], "the metaindex block is empty"
-    out = []
+    blocks, separators = [], []
     for separator, handle in _block(raw, index_off, index_size):
         off, p = _varint(handle, 0)
         size, _ = _varint(handle, p)
         block = _block(raw, off, size)
-        assert block and block[-1][0] <= separator
-        out.extend(block)
-    keys = [k for k, _ in out]
+        assert block and block[-1][0] <= separator, "an index key is >= its block's last key"
+        assert not separators or separators[-1] < block[0][0], "and < the next block's first key"
+        blocks.append(block)
+        separators.append(separator)
+    keys = [k for block in blocks for k, _ in block]
     assert keys == sorted(set(keys)), "keys strictly increasing"
-    return out
+    return blocks
 
 
 _DTYPES = {1: "<f4", 2: "<f8", 3: "<i4", 4: "u1", 5: "<i2", 6: "i1", 8: "<c8", 9: "<i8", 10: "?", 17: "<u2",

@@ -48,7 +48,8 @@ def header_crc(doc: dict) -> int:
 
 
 def _entry_ok(e, size: int) -> bool:
-    if not isinstance(e, dict) or e.get("dtype") not in _DTYPES or not isinstance(e.get("shape"), list):
+    if not isinstance(e, dict) or not isinstance(e.get("dtype"), str) or e["dtype"] not in _DTYPES \
+            or not isinstance(e.get("shape"), list):
         return False
     shape, offset, length = e["shape"], e.get("offset"), e.get("length")
     if len(shape) > 64 or not all(_is_int(d) and d >= 0 for d in shape) or not _is_int(e.get("crc32")) \

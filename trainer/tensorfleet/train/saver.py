@@ -259,7 +259,7 @@ class Saver:
                     None, None, "Restoring from checkpoint failed. This is most likely due to a Variable name or "
                                 "other graph key that is missing from the checkpoint. Please ensure that you have "
                                 "not altered the graph expected based on the checkpoint. Original error:\n\n"
-                                f"Key {key} not found in checkpoint")
+                                f"Key {key} not found in checkpoint {save_path}")
             dtype = index.dtype(key)
             if dtype is not t.dtype:
                 raise errors.InvalidArgumentError(
@@ -274,7 +274,7 @@ class Saver:
                                 "not altered the graph expected based on the checkpoint. Original error:\n\n"
                                 f"Assign requires shapes of both tensors to match. lhs shape= "
                                 f"{lhs} rhs shape= "
-                                f"{list(shape)} (variable {t.op.name}, checkpoint key {key})")
+                                f"{list(shape)} (variable {t.op.name}, checkpoint key {key} in {save_path})")
         values = read_checkpoint(save_path, list(self._vars) + list(self._sliced))  # verifies sizes, checksums
         feed = {self._restore_feeds[k]: values[k] for k in self._vars}
         for key, (_, parts) in self._sliced.items():
