@@ -71,7 +71,8 @@ def full_tensor_name(export, t: Tensor) -> str:
 
 
 def _collection_def(values: list, export, kept: set):
-    """A collection's CollectionDef in the exported graph's terms, or None when it has no TF form here."""
+    """A collection's CollectionDef in the exported graph's terms; None when none of its ops and tensors is in the
+    exported graph; TypeError when its values have no CollectionDef form."""
     cd = CollectionDef()
     if all(isinstance(v, Any) for v in values):
         cd.any_list.value.extend(values)
@@ -90,7 +91,7 @@ def _collection_def(values: list, export, kept: set):
     elif all(isinstance(v, float) for v in values):
         cd.float_list.value.extend(values)
     else:
-        return None
+        raise TypeError(", ".join(sorted({type(v).__name__ for v in values})))
     return cd
 
 
@@ -119,10 +120,14 @@ def tf_meta_graph_def(graph: Graph, saver, tags, signature_def_map: dict, roots:
         values = graph.get_collection(key) if isinstance(key, str) else []
         if not values:
             continue
-        cd = _collection_def(values, export, kept)
+        try:
+            cd = _collection_def(values, export, kept)
+        except TypeError as e:
+            logger.warning("Collection %s is left out of the SavedModel: its values (%s) have no CollectionDef form",
+                           key, e)
+            continue
         if cd is None:
-            logger.warning("Collection %s is left out of the SavedModel: its values (%s) have no form there", key,
-                           ", ".join(sorted({type(v).__name__ for v in values})))
+            logger.info("Collection %s is left out of the SavedModel: serving does not need its ops", key)
             continue
         mg.collection_def[key].CopyFrom(cd)
     for key, sig in signature_def_map.items():
