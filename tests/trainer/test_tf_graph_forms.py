@@ -150,3 +150,22 @@ def test_checkpoint_io_nodes_are_left_out_on_read():
     internal = tf_graph.import_tf_graph_def(gd)
     assert sorted(nd.name for nd in internal.node) == ["v", "v/Assign", "v/initial_value"]
     assert tf_graph.saver_key_map(gd) == [("v", "v", "")]
+
+
+def test_tf_import_graph_def_reads_graphs_tensorflow_wrote(zoo):
+    """`tf.import_graph_def` takes TF's op forms (here a SavedModel's graph TF wrote, and the zoo's export) and
+    leaves the internal form (what `Graph.as_graph_def()` and the distributed runtime use) as it is."""
+    import os
+    from tensorfleet.protos.saved_model_pb2 import SavedModel
+    path = os.path.join(os.path.dirname(__file__), "data", "tf_saved_model", "mlp_ref", "saved_model.pb")
+    tf_written = SavedModel.FromString(open(path, "rb").read()).meta_graphs[0].graph_def
+    assert tf_graph.is_tf_form(tf_written) and tf_graph.is_tf_form(zoo[4].graph_def)
+    assert not tf_graph.is_tf_form(zoo[0].as_graph_def())
+    with tf.Graph().as_default() as g:
+        probs, = tf.import_graph_def(tf_written, return_elements=["probabilities:0"], name="tf")
+        assert probs.shape.as_list() == [None, 3] and "tf/save/RestoreV2" not in g._ops_by_name
+        internal = zoo[0].as_graph_def()
+        tf.import_graph_def(internal, name="mine")
+        mine = [op for op in g.get_operations() if op.name.startswith("mine/")]
+        assert len(mine) == len(internal.node)  # node for node: no TF-form reading of an internal graph
+        assert g.get_operation_by_name("mine/random_normal/RandomStandardNormal").get_attr("shape") == (2, 5)

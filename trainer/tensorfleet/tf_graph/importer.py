@@ -18,7 +18,7 @@ from .. import errors
 from ..protos.graph_pb2 import GraphDef
 from .registry import READERS, Reader, const_attr_value
 
-__all__ = ["import_tf_graph_def", "checkpoint_io_nodes", "saver_key_map"]
+__all__ = ["import_tf_graph_def", "checkpoint_io_nodes", "saver_key_map", "is_tf_form"]
 
 #: TF's checkpoint ops: with everything that only they use, not imported (the Saver here does their work)
 CHECKPOINT_IO_OPS = frozenset({"SaveV2", "RestoreV2", "MergeV2Checkpoints", "ShardedFilename", "ShardedFilespec",
@@ -70,6 +70,22 @@ class _TFImport:
                 return None
             text = nd.input[0]
         return None
+
+
+#: attributes only TF's forms carry on the op types that have a reader (the internal forms never hold them)
+_TF_ONLY_ATTRS = frozenset({"T", "Tidx", "Tshape", "SrcT", "Tparams", "Tindices", "Tperm", "Tpaddings", "Tmultiples",
+                            "Index", "Tdim", "Taxis", "Nsparse", "Tout"})
+
+
+def is_tf_form(gd: GraphDef) -> bool:
+    """Whether a GraphDef is in TensorFlow's form (written by TF, or exported here) rather than the internal one:
+    some node of a type with a reader carries a TF type attribute, or is an op only TF writes."""
+    for nd in gd.node:
+        if nd.op in ("VarHandleOp", "ReadVariableOp", "AssignVariableOp", "VarIsInitializedOp", "RestoreV2"):
+            return True
+        if nd.op in READERS and not _TF_ONLY_ATTRS.isdisjoint(nd.attr):
+            return True
+    return False
 
 
 def import_tf_graph_def(gd: GraphDef) -> GraphDef:
