@@ -23,7 +23,7 @@ from ..graph import GraphKeys
 from ..ops.partitioned_variables import SaveSliceInfo
 from ..protos.meta_graph_pb2 import AssetFileDef, MetaGraphDef
 from ..protos.saved_model_pb2 import SavedModel
-from ..train.meta_graph import _restore_collections
+from ..train.meta_graph import restore_collections
 from ..train.saver import Saver
 from . import constants
 from .utils import get_element_from_tensor_info
@@ -125,7 +125,7 @@ class SavedModelLoader:
                              f"fresh tf.Graph() or pass an unused import_scope")
         with graph.as_default():
             graph_io.import_graph_def(internal.graph_def, name=scope)
-            _restore_collections(graph, internal, scope)
+            restore_collections(graph, internal, scope)
             variables = graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
             if not variables:
                 return None, None

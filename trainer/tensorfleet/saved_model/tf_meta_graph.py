@@ -20,7 +20,7 @@ from ..graph import Graph, Operation, Tensor
 from ..ops.state_ops import Variable
 from ..protos.meta_graph_pb2 import CollectionDef, MetaGraphDef
 from ..tf_graph.saver_nodes import SavedTensor, add_saver_nodes, slice_spec
-from ..train.meta_graph import VARIABLE_COLLECTIONS, variable_def
+from ..train.meta_graph import VARIABLE_COLLECTIONS, collection_def
 
 __all__ = ["tf_meta_graph_def", "signature_elements"]
 logger = logging.getLogger("tensorfleet")
@@ -70,29 +70,23 @@ def full_tensor_name(export, t: Tensor) -> str:
     return name if ":" in name else name + ":0"
 
 
-def _collection_def(values: list, export, kept: set):
-    """A collection's CollectionDef in the exported graph's terms; None when none of its ops and tensors is in the
-    exported graph; TypeError when its values have no CollectionDef form."""
+def _collection_def(key: str, values: list, export, kept: set):
+    """A collection's CollectionDef in the exported graph's terms: `Any` protos (the asset collection), the ops
+    and tensors that are in the exported graph (None, logged, when none is), and the rest as `.meta` files write
+    it (variables, strings, numbers; None, with a warning, for values that have no CollectionDef form)."""
     cd = CollectionDef()
     if all(isinstance(v, Any) for v in values):
         cd.any_list.value.extend(values)
-    elif all(isinstance(v, Variable) for v in values):
-        cd.bytes_list.value.extend(variable_def(v).SerializeToString() for v in values if v.op in kept)
-    elif all(isinstance(v, (Operation, Tensor)) for v in values):
+        return cd
+    if all(isinstance(v, (Operation, Tensor)) for v in values):
         present = [v for v in values if (v if isinstance(v, Operation) else v.op) in kept]
         if not present:
+            logger.info("Collection %s is left out of the SavedModel: serving does not need its ops", key)
             return None
         cd.node_list.value.extend(v.name if isinstance(v, Operation) else full_tensor_name(export, v)
                                   for v in present)
-    elif all(isinstance(v, (str, bytes)) for v in values):
-        cd.bytes_list.value.extend(v.encode() if isinstance(v, str) else v for v in values)
-    elif all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        cd.int64_list.value.extend(values)
-    elif all(isinstance(v, float) for v in values):
-        cd.float_list.value.extend(values)
-    else:
-        raise TypeError(", ".join(sorted({type(v).__name__ for v in values})))
-    return cd
+        return cd
+    return collection_def(key, values)
 
 
 def tf_meta_graph_def(graph: Graph, saver, tags, signature_def_map: dict, roots: list, clear_devices: bool,
@@ -120,16 +114,9 @@ def tf_meta_graph_def(graph: Graph, saver, tags, signature_def_map: dict, roots:
         values = graph.get_collection(key) if isinstance(key, str) else []
         if not values:
             continue
-        try:
-            cd = _collection_def(values, export, kept)
-        except TypeError as e:
-            logger.warning("Collection %s is left out of the SavedModel: its values (%s) have no CollectionDef form",
-                           key, e)
-            continue
-        if cd is None:
-            logger.info("Collection %s is left out of the SavedModel: serving does not need its ops", key)
-            continue
-        mg.collection_def[key].CopyFrom(cd)
+        cd = _collection_def(key, values, export, kept)
+        if cd is not None:
+            mg.collection_def[key].CopyFrom(cd)
     for key, sig in signature_def_map.items():
         mg.signature_def[key].CopyFrom(sig)
         for info in list(mg.signature_def[key].inputs.values()) + list(mg.signature_def[key].outputs.values()):
