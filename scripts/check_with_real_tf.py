@@ -5,11 +5,11 @@ Run with the `tf1` extra (real TensorFlow, 1.15 or 2.x through `tf.compat.v1`), 
 
 `savedmodel`: tensorfleet, in its own interpreter (`--tensorfleet-python`, default $TENSORFLEET_PYTHON, else
 .venv/bin/python), trains and exports SavedModels (scripts/real_tf_savedmodel_cases.py: a softmax regression,
-an MLP, a CNN, the launcher's `--export-dir` CNN, a canned DNNClassifier's `export_saved_model`, and the op
-zoo of every TF form) and records what its own loader computes from each. Real TensorFlow then loads each
-SavedModel with `tf.compat.v1.saved_model.loader.load` and runs every recorded signature on the same inputs:
-floats must agree within 1e-5 (absolute, or relative to the value when it is larger than 1), integers,
-booleans and strings exactly, and the zoo's random draws in dtype and shape.
+an MLP, a CNN, the launcher's `--export-dir` CNN, canned DNNClassifier and DNNLinearCombinedClassifier
+exports, and the op zoo of every TF form) and records what its own loader computes from each. Real
+TensorFlow then loads each SavedModel with `tf.compat.v1.saved_model.loader.load` and runs every recorded
+signature on the same inputs: floats must agree within 1e-5 (absolute, or relative to the value when it is
+larger than 1), integers, booleans and strings exactly, and the zoo's random draws in dtype and shape.
 
 Prints one line per case and signature and exits 0 when everything agrees (or TensorFlow is not importable:
 "skipped"), 1 otherwise.
@@ -98,7 +98,7 @@ def main(argv=None) -> int:
     default_py = os.environ.get("TENSORFLEET_PYTHON") or os.path.join(REPO, ".venv", "bin", "python")
     sm.add_argument("--tensorfleet-python", default=default_py, help="the interpreter tensorfleet is installed in")
     sm.add_argument("--cases", nargs="*", default=[], help="default: all (softmax mlp cnn launcher_cnn "
-                                                           "dnn_classifier zoo)")
+                                                           "dnn_classifier wide_deep zoo)")
     sm.add_argument("--keep", default=None, metavar="DIR", help="export into DIR (default: a temporary directory)")
     args = parser.parse_args(argv)
     try:

@@ -10,6 +10,8 @@ Cases (each `OUT_DIR/<case>/` holds the SavedModel (or an export base directory)
 - `launcher_cnn`: `tensorfleet-train --model mnist-cnn --export-dir` (the built-in CNN, digits data);
 - `dnn_classifier`: a canned `DNNClassifier` exported by `export_saved_model` with a parsing receiver (its
   classify, predict and default signatures, fed serialized tf.Examples);
+- `wide_deep`: a canned `DNNLinearCombinedClassifier` (binary) over numeric, bucketized, identity,
+  vocabulary-list, embedding and indicator columns (its classify, regress and predict signatures);
 - `zoo`: tests/trainer/tf_forms_zoo.py, one or more ops of every type with a TF form.
 `io.json`: {"export_dir", "signatures": {key: {"inputs": {name: value}, "outputs": {name: value}}}, "random":
 [output keys to compare by shape only]}; values as {"dtype", "shape", "values"} (strings as hex).
@@ -162,6 +164,38 @@ def case_dnn_classifier(out_dir: str) -> None:
                                   "predict": {"examples": ex}})
 
 
+def case_wide_deep(out_dir: str) -> None:
+    """A canned DNNLinearCombinedClassifier over numeric, bucketized, identity, vocabulary-list, embedding and
+    indicator columns (their Assert, Select, OneHot, Gather ops), fed serialized tf.Examples."""
+    n = 200
+    x = RNG.randn(n, 2).astype(np.float32)
+    cat = RNG.randint(0, 5, (n, 1)).astype(np.int64)
+    word = np.array([[[b"a", b"b", b"c"][i % 3]] for i in range(n)], dtype=object)
+    y = ((x[:, 0] > 0) ^ (cat[:, 0] > 2)).astype(np.int64)
+    fc = tf.feature_column
+    num, ident = fc.numeric_column("x", shape=[2]), fc.categorical_column_with_identity("cat", 5)
+    voc = fc.categorical_column_with_vocabulary_list("word", ["a", "b", "c"])
+    est = tf.estimator.DNNLinearCombinedClassifier(
+        linear_feature_columns=[ident, fc.bucketized_column(num, [-1.0, 0.0, 1.0]), voc],
+        dnn_feature_columns=[num, fc.embedding_column(ident, 3), fc.indicator_column(voc)], dnn_hidden_units=[8],
+        model_dir=os.path.join(out_dir, "model_dir"))
+    est.train(tf.estimator.inputs.numpy_input_fn({"x": x, "cat": cat, "word": word}, y, batch_size=20,
+                                                 num_epochs=None, shuffle=True), steps=30)
+    spec = {"x": tf.FixedLenFeature([2], tf.float32), "cat": tf.FixedLenFeature([1], tf.int64),
+            "word": tf.FixedLenFeature([1], tf.string)}
+    export_dir = est.export_saved_model(os.path.join(out_dir, "export"),
+                                        tf.estimator.export.build_parsing_serving_input_receiver_fn(spec)).decode()
+    ex = np.empty(6, dtype=object)
+    for i in range(6):
+        e = tf.train.Example()
+        e.features.feature["x"].float_list.value.extend(x[i].tolist())
+        e.features.feature["cat"].int64_list.value.append(int(cat[i, 0]))
+        e.features.feature["word"].bytes_list.value.append(word[i, 0])
+        ex[i] = e.SerializeToString()
+    _record(out_dir, export_dir, {"serving_default": {"inputs": ex}, "regression": {"inputs": ex},
+                                  "predict": {"examples": ex}})
+
+
 def case_zoo(out_dir: str) -> None:
     import tf_forms_zoo
     g, feeds, out = tf_forms_zoo.build()
@@ -175,7 +209,7 @@ def case_zoo(out_dir: str) -> None:
 
 
 CASES = {"softmax": case_softmax, "mlp": case_mlp, "cnn": case_cnn, "launcher_cnn": case_launcher_cnn,
-         "dnn_classifier": case_dnn_classifier, "zoo": case_zoo}
+         "dnn_classifier": case_dnn_classifier, "wide_deep": case_wide_deep, "zoo": case_zoo}
 
 
 def main(argv) -> int:
