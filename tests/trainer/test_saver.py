@@ -1,9 +1,9 @@
 """tf.train.Saver: round trips, kept checkpoints, the state file, corruption, all-or-nothing restore, atomicity."""
-import json
 import os
 
 import numpy as np
 import pytest
+from tf_bundle_oracle import read_bundle
 
 import tensorfleet as tf
 from tensorfleet.train import saver as saver_mod
@@ -73,20 +73,22 @@ def test_restore_into_fresh_graph(tmp_path):
                 np.testing.assert_array_equal(sess.run(v), VALUES[k])
 
 
-def test_files_are_json_index_and_raw_data(tmp_path):
+def test_files_are_tf_bundle_index_and_data_read_by_an_independent_reader(tmp_path):
     w = tf.Variable(VALUES["w"], name="w")
+    s = tf.Variable([b"ab", b"", "h\u00e9".encode()], name="s")
     with tf.Session() as sess:
-        sess.run(w.initializer)
-        prefix = tf.train.Saver([w]).save(sess, str(tmp_path / "c"))
+        sess.run(tf.global_variables_initializer())
+        prefix = tf.train.Saver([w, s]).save(sess, str(tmp_path / "c"))
     files = sorted(os.listdir(tmp_path))
     assert files == ["c.data-00000-of-00001", "c.index", "c.meta", "checkpoint"]  # .meta: write_meta_graph=True
-    doc = json.loads((tmp_path / "c.index").read_text())
-    entry = doc["tensors"]["w"]
-    assert doc["format"] == "tensorfleet-checkpoint" and doc["version"] == 1
-    assert (entry["dtype"], entry["shape"], entry["length"]) == ("float32", [3, 2], 24)
-    raw = (tmp_path / "c.data-00000-of-00001").read_bytes()
-    np.testing.assert_array_equal(np.frombuffer(raw[entry["offset"]:entry["offset"] + 24], "<f4").reshape(3, 2),
-                                  VALUES["w"])
+    header, values = read_bundle(prefix)
+    assert header == {"num_shards": 1, "version": {1: [1]}}  # TF's header: one shard, producer version 1
+    assert sorted(values) == ["s", "w"]
+    assert values["w"].dtype == np.float32
+    np.testing.assert_array_equal(values["w"], VALUES["w"])
+    assert values["s"].tolist() == [b"ab", b"", "h\u00e9".encode()]
+    raw = (tmp_path / "c.data-00000-of-00001").read_bytes()  # s first (sorted names), then w's raw floats
+    assert raw[-24:] == VALUES["w"].astype("<f4").tobytes()
     assert prefix == str(tmp_path / "c")
 
 
@@ -198,18 +200,19 @@ def test_flipped_byte_is_a_checksum_mismatch(tmp_path):
     _expect_untouched(saver, vars_, prefix, tf.errors.DataLossError, r"p\.data.*checksum mismatch for tensor 'b'")
 
 
+
 def test_garbage_index(tmp_path):
     vars_, saver, prefix = _saved_pair(tmp_path)
     open(prefix + ".index", "wb").write(b"\x00\x01garbage{{{")
-    _expect_untouched(saver, vars_, prefix, tf.errors.DataLossError, r"p\.index is not a tensorfleet checkpoint")
+    _expect_untouched(saver, vars_, prefix, tf.errors.DataLossError, r"p\.index is not a checkpoint index")
 
 
-def test_edited_index_fails_header_checksum(tmp_path):
+def test_edited_index_fails_its_block_checksum(tmp_path):
     vars_, saver, prefix = _saved_pair(tmp_path)
-    doc = json.loads(open(prefix + ".index").read())
-    doc["tensors"]["a"]["offset"] += 8
-    open(prefix + ".index", "w").write(json.dumps(doc))
-    _expect_untouched(saver, vars_, prefix, tf.errors.DataLossError, "header checksum mismatch")
+    raw = bytearray(open(prefix + ".index", "rb").read())
+    raw[12] ^= 0x01  # inside the data block (the header's or a's entry)
+    open(prefix + ".index", "wb").write(bytes(raw))
+    _expect_untouched(saver, vars_, prefix, tf.errors.DataLossError, r"p\.index is corrupt: .*fails its checksum")
 
 
 @pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", b"", b'{"format": "x"}'])

@@ -6,18 +6,24 @@ prefix gives the old or the new checkpoint whole. Sessions use inter_op_parallel
 execution, no pool threads) so that a forked child needs no thread of its parent.
 """
 import errno
+import json
 import logging
 import os
 import select
+import shutil
 import signal
 import stat
 import time
+import zlib
 
 import numpy as np
 import pytest
+from tf_bundle_oracle import read_bundle
 
 import tensorfleet as tf
 from tensorfleet.train import checkpoint_io
+
+V1_DIR = os.path.join(os.path.dirname(__file__), "data", "v1_checkpoint")
 
 # 16 MB: large enough that a save spends milliseconds in each phase (write, fsync, rename, unlink) so that
 # kills at spread delays land in all of them, small enough that 12 kills take a few seconds on a busy
@@ -219,17 +225,19 @@ def test_stale_temporaries_and_orphans_of_the_same_prefix_are_removed(tmp_path):
                                                           "model.ckpt.index", "model.ckpt.meta"])
 
 
-def test_overwriting_a_prefix_writes_data_under_a_new_name_and_removes_the_old(tmp_path):
+def test_overwriting_a_prefix_writes_data_under_the_other_shard_count_and_removes_the_old(tmp_path):
+    """TF derives the data file's name from the prefix and the header's shard count: a save over an existing
+    checkpoint writes shard 0 of 2 (a name the old index does not refer to), the next one shard 0 of 1 again."""
     g, w, saver, prefix = _saved(tmp_path)
     with g.as_default(), tf.Session(config=INLINE) as sess:
         sess.run(tf.assign(w, [3.0, 4.0]))
         saver.save(sess, prefix)
-        data = [f for f in os.listdir(tmp_path) if ".data-" in f]
-        assert len(data) == 1 and data[0].startswith("model.ckpt.data-00000-of-00001.")
-        with open(prefix + ".index") as f:
-            assert f'"data_file": "{data[0]}"' in f.read()
+        assert [f for f in os.listdir(tmp_path) if ".data-" in f] == ["model.ckpt.data-00000-of-00002"]
+        header, values = read_bundle(prefix)  # an independent reader: 2 shards, the tensors all in shard 0
+        assert header["num_shards"] == 2
+        np.testing.assert_array_equal(values["w"], [3.0, 4.0])
         sess.run(tf.assign(w, [5.0, 6.0]))
-        saver.save(sess, prefix)  # back to TF's name: no index refers to it any more
+        saver.save(sess, prefix)  # back to 1 shard: no index refers to that name any more
         assert [f for f in os.listdir(tmp_path) if ".data-" in f] == ["model.ckpt.data-00000-of-00001"]
         sess.run(w.initializer)
         saver.restore(sess, prefix)
@@ -249,15 +257,17 @@ def test_renamed_checkpoint_files_restore_under_the_new_prefix(tmp_path):
         np.testing.assert_array_equal(sess.run(w), [7.0, 8.0])
 
 
-def test_index_naming_a_path_outside_its_directory_is_rejected(tmp_path):
-    g, w, saver, prefix = _saved(tmp_path)
-    doc = checkpoint_io.read_index(prefix)
-    doc["data_file"] = "../model.ckpt.data-00000-of-00001"
-    doc["header_crc32"] = checkpoint_io._header_crc(doc)
-    import json
-    (tmp_path / "model.ckpt.index").write_text(json.dumps(doc))
-    with pytest.raises(tf.errors.DataLossError, match="data_file '../model.ckpt.data-00000-of-00001' is not a"):
-        checkpoint_io.read_checkpoint(prefix)
+def test_v1_index_naming_a_path_outside_its_directory_is_rejected(tmp_path):
+    """A checkpoint of the earlier v1 format (JSON index) names its data file: only a file beside the index."""
+    for f in os.listdir(V1_DIR):
+        shutil.copy(os.path.join(V1_DIR, f), tmp_path / f)
+    doc = json.loads((tmp_path / "model.ckpt-1.index").read_text())
+    doc["data_file"] = "../model.ckpt-1.data-00000-of-00001"
+    body = {k: v for k, v in doc.items() if k != "header_crc32"}  # the v1 spec's header checksum
+    doc["header_crc32"] = zlib.crc32(json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
+    (tmp_path / "model.ckpt-1.index").write_text(json.dumps(doc))
+    with pytest.raises(tf.errors.DataLossError, match="data_file '../model.ckpt-1.data-00000-of-00001' is not a"):
+        checkpoint_io.read_checkpoint(str(tmp_path / "model.ckpt-1"))
 
 
 @pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
@@ -342,15 +352,15 @@ def test_save_path_colliding_with_the_state_file_is_refused(tmp_path):
         _saved(tmp_path, str(tmp_path / "checkpoint"))
 
 
-def test_max_to_keep_deletes_unique_data_files_too(tmp_path):
-    """A checkpoint saved twice under one prefix has its data under a unique name; rotating it out deletes
+def test_max_to_keep_deletes_the_data_file_the_index_names(tmp_path):
+    """A checkpoint saved twice under one prefix has its data as shard 0 of 2; rotating it out deletes
     that file as well (nothing left behind), and tf.train.remove_checkpoint does the same."""
     g, w, saver, _ = _saved(tmp_path, str(tmp_path / "m"), global_step=1)
     saver = tf.train.Saver([w], max_to_keep=1)
     with g.as_default(), tf.Session(config=INLINE) as sess:
         sess.run(w.initializer)
-        saver.save(sess, str(tmp_path / "m"), global_step=1)  # same prefix again: unique data name
-        assert any(f.startswith("m-1.data-00000-of-00001.") for f in os.listdir(tmp_path))
+        saver.save(sess, str(tmp_path / "m"), global_step=1)  # same prefix again: the other shard count
+        assert "m-1.data-00000-of-00002" in os.listdir(tmp_path)
         saver.save(sess, str(tmp_path / "m"), global_step=2)  # m-1 rotates out
         assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m-2.data-00000-of-00001", "m-2.index", "m-2.meta"]
         assert tf.train.get_checkpoint_mtimes([str(tmp_path / "m-1"), str(tmp_path / "m-2")]) == [

@@ -6,6 +6,7 @@ import struct
 
 import numpy as np
 import pytest
+from tf_bundle_oracle import crc32c, masked
 
 import tensorfleet as tf
 
@@ -196,19 +197,24 @@ def test_string_variables_round_trip_through_the_saver(tmp_path):
         saver.restore(s, path)
         assert s.run(v).tolist() == [b"ab", "héllo".encode(), b""]
     raw = open(path + ".data-00000-of-00001", "rb").read()
-    expected = b"".join(struct.pack("<Q", len(b)) + b for b in [b"ab", "héllo".encode(), b""])
-    assert raw == expected  # docs/checkpoint-format.md's string encoding, byte for byte
+    elements = [b"ab", "héllo".encode(), b""]  # TF's layout: varint lengths, masked crc32c of them (as uint32s)
+    length_crc = masked(crc32c(b"".join(struct.pack("<I", len(b)) for b in elements)))
+    assert raw == bytes([2, 6, 0]) + struct.pack("<I", length_crc) + b"".join(elements)  # byte for byte
 
 
 def test_corrupt_string_checkpoint_is_data_loss(tmp_path):
     from tensorfleet.train import checkpoint_io
-    checkpoint_io.write_checkpoint(str(tmp_path / "c"), {"s": np.array([b"abc"], dtype=object)})
-    assert checkpoint_io.read_checkpoint(str(tmp_path / "c"))["s"].tolist() == [b"abc"]
-    with pytest.raises(tf.errors.DataLossError, match="runs past"):
-        checkpoint_io.decode_strings(struct.pack("<Q", 9) + b"abc", [1], "t")
-    with pytest.raises(tf.errors.DataLossError, match="after the last"):
-        checkpoint_io.decode_strings(struct.pack("<Q", 1) + b"ab", [1], "t")
-    assert os.path.exists(str(tmp_path / "c.index"))
+    prefix = str(tmp_path / "c")
+    checkpoint_io.write_checkpoint(prefix, {"s": np.array([b"abc"], dtype=object)})
+    assert checkpoint_io.read_checkpoint(prefix)["s"].tolist() == [b"abc"]
+    data = prefix + ".data-00000-of-00001"
+    good = open(data, "rb").read()
+    for raw, match in [(b"\x09" + good[1:], "lengths' checksum does not match"),  # a length of 9, not 3
+                       (good[:5] + b"abd", "checksum mismatch for tensor 's'")]:
+        open(data, "wb").write(raw)
+        with pytest.raises(tf.errors.DataLossError, match=match):
+            checkpoint_io.read_checkpoint(prefix)
+    assert os.path.exists(prefix + ".index")
 
 
 def test_report_uninitialized_variables_names_as_strings():

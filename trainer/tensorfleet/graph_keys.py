@@ -29,3 +29,5 @@ class GraphKeys:
     BIASES = "biases"
     ACTIVATIONS = "activations"
     VARIABLES = GLOBAL_VARIABLES
+    ASSET_FILEPATHS = "asset_filepaths"
+    TABLE_INITIALIZERS = "table_initializer"

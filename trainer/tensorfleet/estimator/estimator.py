@@ -31,7 +31,7 @@ from ..train.device_setter import replica_device_setter
 from ..train.monitored_session import ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession
 from ..train.saver import Saver, latest_checkpoint
 from ..train.training_util import get_global_step, get_or_create_global_step
-from . import inputs
+from . import inputs, saved_model_export
 from .model_fn import LOSS_METRIC_KEY, EstimatorSpec, ModeKeys
 from .run_config import RunConfig, TaskType
 
@@ -351,11 +351,8 @@ class Estimator:
             finally:
                 _close_feeders(all_hooks)
 
-    def export_saved_model(self, *args, **kwargs):
-        raise NotImplementedError("Estimator.export_saved_model: SavedModel is not implemented in Tensorfleet "
-                                  "(see docs/compatibility.md); checkpoints in model_dir are the model's output")
-
-    export_savedmodel = export_saved_model
+    export_saved_model = saved_model_export.export_saved_model
+    export_savedmodel = saved_model_export.export_savedmodel
 
 
 class _StopAfterNEvalsHook(hooks_lib.SessionRunHook):
@@ -387,20 +384,29 @@ def _install_warm_start(scaffold, settings):
     ckpt = checkpoint_prefix(settings.ckpt_to_initialize_from)
     wanted = settings.vars_to_warm_start
     variables = get_collection(GraphKeys.TRAINABLE_VARIABLES)
+    # a part of a partitioned variable goes by its full name (TF's _infer_var_name) and gets its slice
+    named = [(getattr(v, "_save_slice_info", None), v) for v in variables]
+    named = [(info.full_name if info else v.op.name, info, v) for info, v in named]
     if isinstance(wanted, str):
         pattern = re.compile(wanted)
-        chosen = [v for v in variables if pattern.match(v.op.name)]
+        chosen = [(n, i, v) for n, i, v in named if pattern.match(v.op.name)]
     else:
         names = set(wanted or [])
-        chosen = [v for v in variables if v.op.name in names]
+        chosen = [(n, i, v) for n, i, v in named if n in names]
     values = checkpoint_io.read_checkpoint(ckpt)
     prev = settings.var_name_to_prev_var_name
     pairs = []
-    for v in chosen:
-        src = prev.get(v.op.name, v.op.name)
+    for name, info, v in chosen:
+        src = prev.get(name, name)
         if src not in values:
             raise ValueError(f"Warm-start: variable {src!r} is not in checkpoint {ckpt}")
-        pairs.append((v, values[src]))
+        value = values[src]
+        if info is not None:
+            if value.shape != tuple(info.full_shape):
+                raise ValueError(f"Warm-start: partitioned variable {name} has shape {list(info.full_shape)}, "
+                                 f"tensor {src!r} in checkpoint {ckpt} has {list(value.shape)}")
+            value = value[tuple(slice(o, o + n) for o, n in zip(info.var_offset, info.var_shape, strict=True))]
+        pairs.append((v, value))
     logging.info("Warm-starting %d variable(s) from %s", len(pairs), ckpt)
     previous = scaffold._init_fn
 

@@ -27,6 +27,7 @@ from ..summary.saver_hook import SecondOrStepTimer
 from ..train import basic_session_run_hooks as hooks_lib
 from . import evaluator_wait, ps_release
 from .estimator import Estimator, _load_global_step
+from .exporter import Exporter
 from .run_config import TaskType
 
 __all__ = ["TrainSpec", "EvalSpec", "train_and_evaluate", "Exporter"]
@@ -41,18 +42,6 @@ def _validate_hooks(hooks):
         if not isinstance(hook, hooks_lib.SessionRunHook):
             raise TypeError(f"All hooks must be `SessionRunHook` instances, given: {hook}")
     return hooks
-
-
-class Exporter:
-    """`tf.estimator.Exporter`: `name` and `export(estimator, export_path, checkpoint_path, eval_result,
-    is_the_final_export)`. (TF's LatestExporter/BestExporter write SavedModels: not available here.)"""
-
-    @property
-    def name(self):
-        raise NotImplementedError
-
-    def export(self, estimator, export_path, checkpoint_path, eval_result, is_the_final_export):
-        raise NotImplementedError
 
 
 class TrainSpec(collections.namedtuple("TrainSpec", ["input_fn", "max_steps", "hooks", "saving_listeners"])):

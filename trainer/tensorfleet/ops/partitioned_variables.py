@@ -4,8 +4,9 @@ Sits in `ops/` beside `variable_scope` (whose `_VariableStore.get_variable` call
 when a partitioner is given or set on the scope). A partitioned variable is one Variable per slice along one
 axis, named `<name>/part_<i>`, so that `tf.train.replica_device_setter` spreads the parts over the ps tasks
 like any other variables; `PartitionedVariable` groups them and converts to the whole tensor (a concat) where
-a Tensor is needed. Each part carries `_save_slice_info`; `train/saver.py` saves the whole tensor under
-`<name>` and restores each part's slice, so a checkpoint restores into any number of partitions.
+a Tensor is needed. Each part carries `_save_slice_info`; `train/saver.py` saves the parts as slices of the
+full tensor `<name>` (as TF) and restores each part's slice of it, so a checkpoint restores into any number of
+partitions.
 
 Slices follow TF: along the one partitioned axis, `dim // n` rows each, the first `dim % n` parts one more.
 Initializers are called with each part's shape and a `PartitionInfo` (full shape, offset), as TF calls them

@@ -21,6 +21,7 @@ from .. import errors
 from ..default_graph import get_default_graph
 from ..graph import GraphKeys
 from ..ops import array_ops, state_ops
+from ..protos import types_pb2
 from .checkpoint_io import read_checkpoint, read_index
 from .checkpoint_management import checkpoint_exists, latest_checkpoint
 
@@ -29,28 +30,31 @@ __all__ = ["NewCheckpointReader", "load_checkpoint", "load_variable", "list_vari
 
 
 class CheckpointReader:
-    """What `tf.train.NewCheckpointReader(prefix)` returns: names, shapes, dtypes and values of a checkpoint."""
+    """What `tf.train.NewCheckpointReader(prefix)` returns: names, shapes, dtypes and values of a checkpoint
+    (a partitioned variable is one tensor, its slices are not listed, as TF)."""
 
     def __init__(self, prefix: str):
         self._prefix = prefix
-        self._entries = read_index(prefix)["tensors"]
+        self._index = read_index(prefix)
 
     def has_tensor(self, name: str) -> bool:
-        return name in self._entries
+        return name in self._index.shapes
 
     def get_tensor(self, name: str) -> np.ndarray:
         """The tensor's value, verified against its checksum; NotFoundError naming a missing key."""
         return read_checkpoint(self._prefix, [name])[name]
 
     def get_variable_to_shape_map(self) -> dict:
-        return {k: [int(d) for d in e["shape"]] for k, e in self._entries.items()}
+        return {k: list(shape) for k, shape in self._index.shapes.items()}
 
     def get_variable_to_dtype_map(self) -> dict:
-        from .. import dtypes
-        return {k: dtypes.as_dtype(e["dtype"]) for k, e in self._entries.items()}
+        return {k: self._index.dtype(k) for k in self._index.shapes}
 
     def debug_string(self) -> bytes:
-        return "".join(f"{k} ({e['dtype']}) {list(e['shape'])}\n" for k, e in sorted(self._entries.items())).encode()
+        """TF's: a line `name (DT_FLOAT) [3,2]` per tensor, sorted by name."""
+        lines = [f"{k} ({types_pb2.DataType.Name(self._index.dtype(k).as_datatype_enum)}) "
+                 f"[{','.join(str(d) for d in shape)}]\n" for k, shape in sorted(self._index.shapes.items())]
+        return "".join(lines).encode()
 
 
 def NewCheckpointReader(filepattern) -> CheckpointReader:  # noqa: N802  (TF's name)
@@ -120,25 +124,44 @@ def _wait_for_new_checkpoint(checkpoint_dir, last, timeout, poll_secs: float = 1
 
 
 def _current_variables() -> dict:
+    """name -> variable, or -> [parts] for a partitioned variable (named by its full name, as TF's store)."""
     g = get_default_graph()
-    found = {}
+    found: dict = {}
     for key in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.LOCAL_VARIABLES, GraphKeys.MODEL_VARIABLES):
         for v in g.get_collection(key):
-            found.setdefault(v.op.name, v)
+            info = getattr(v, "_save_slice_info", None)
+            if info is None:
+                found.setdefault(v.op.name, v)
+            elif all(v is not p for p in found.setdefault(info.full_name, [])):
+                found[info.full_name].append(v)
     return found
+
+
+def _as_target(target):
+    """A variable, or the list of a partitioned variable's parts; None if `target` is neither."""
+    if isinstance(target, state_ops.Variable):
+        return target
+    if hasattr(target, "_get_variable_list"):
+        target = target._get_variable_list()
+    if isinstance(target, (list, tuple)) and target and all(isinstance(v, state_ops.Variable) for v in target):
+        return list(target)
+    return None
 
 
 def init_from_checkpoint(ckpt_dir_or_file, assignment_map) -> None:
     """`tf.train.init_from_checkpoint`: `assignment_map` maps checkpoint names or scopes to current variables,
     their names or scopes: {'/': '/'} loads every current variable from the same name;
     {'old/': 'new/'} loads each current variable under `new/` from `old/<rest>`; {'old/w': 'new/w'} or
-    {'old/w': variable} loads one. A missing tensor or a shape mismatch is a ValueError naming both."""
+    {'old/w': variable} loads one. A partitioned variable (its name, its parts as a list, or the
+    PartitionedVariable) loads each part's slice of the checkpoint's full tensor, whatever the checkpoint's
+    partitioning. A missing tensor or a shape mismatch is a ValueError naming both."""
     reader = load_checkpoint(ckpt_dir_or_file)
     shapes = reader.get_variable_to_shape_map()
     current = _current_variables()
     for ckpt_name, target in sorted(assignment_map.items(), key=lambda kv: kv[0]):
-        if isinstance(target, state_ops.Variable):
-            pairs = [(ckpt_name, target)]
+        var = _as_target(target)
+        if var is not None:
+            pairs = [(ckpt_name, var)]
         elif isinstance(target, str) and ckpt_name in shapes:
             if target not in current:
                 raise ValueError(f"Tensor {ckpt_name} is mapped to {target!r}, which is not a variable of the "
@@ -175,10 +198,25 @@ def _scope_pairs(ckpt_scope: str, scope: str, current: dict, shapes: dict, where
 def _set_initializer(var, name: str, reader: CheckpointReader, shapes: dict, where) -> None:
     if name not in shapes:
         raise ValueError(f"Tensor {name} is not found in {where} checkpoint")
+    if isinstance(var, list):  # a partitioned variable: each part from its slice of the full tensor
+        infos = [getattr(v, "_save_slice_info", None) for v in var]
+        if any(i is None for i in infos) or len({i.full_name for i in infos}) != 1:
+            raise ValueError(f"Variables mapped to tensor {name} must all be parts of one partitioned variable")
+        if tuple(infos[0].full_shape) != tuple(shapes[name]):
+            raise ValueError(f"Shape of partitioned variable {infos[0].full_name} ({list(infos[0].full_shape)}) "
+                             f"doesn't match with shape of tensor {name} ({shapes[name]}) from checkpoint reader.")
+        value = reader.get_tensor(name)
+        for part, info in zip(var, infos, strict=True):
+            box = tuple(slice(o, o + n) for o, n in zip(info.var_offset, info.var_shape, strict=True))
+            _assign_initial(part, value[box])
+        return
     if not var.shape.is_compatible_with(shapes[name]):
         raise ValueError(f"Shape of variable {var.op.name} ({var.shape}) doesn't match with shape of tensor "
                          f"{name} ({shapes[name]}) from checkpoint reader.")
-    value = reader.get_tensor(name)
+    _assign_initial(var, reader.get_tensor(name))
+
+
+def _assign_initial(var, value: np.ndarray) -> None:
     g = var.graph
     with g.as_default(), g.name_scope(var.op.name + "/"), g.colocate_with(var.op):
         initial = array_ops.constant(value.astype(var.dtype.as_numpy_dtype, copy=False), name="checkpoint_value")

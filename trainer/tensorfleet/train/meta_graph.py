@@ -47,7 +47,8 @@ def variable_def(v: Variable) -> VariableDef:
     return vd
 
 
-def _collection_def(key: str, values: list) -> Optional[CollectionDef]:
+def collection_def(key: str, values: list) -> Optional[CollectionDef]:
+    """A collection as TF writes it into a meta graph, or None (with a warning) when its values have no form."""
     cd = CollectionDef()
     if all(isinstance(v, Variable) for v in values) and key in VARIABLE_COLLECTIONS:
         cd.bytes_list.value.extend(variable_def(v).SerializeToString() for v in values)
@@ -95,7 +96,7 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     keys = collection_list if collection_list is not None else graph.get_all_collection_keys()
     for key in keys:
         values = graph.get_collection(key) if isinstance(key, str) else []
-        cd = _collection_def(key, values) if values else None
+        cd = collection_def(key, values) if values else None
         if cd is not None:
             mg.collection_def[key].CopyFrom(cd)
     if filename:
@@ -143,7 +144,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
         raise ValueError(f"import_meta_graph: an op named '{clash}' is already in the default graph; import into "
                          f"a fresh tf.Graph() or pass an unused import_scope")
     graph_io.import_graph_def(gd, name=scope)
-    _restore_collections(graph, mg, scope)
+    restore_collections(graph, mg, scope)
     variables = graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
     if not variables:
         return None
@@ -156,7 +157,8 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
     return Saver(var_list=var_list, **kwargs)
 
 
-def _restore_collections(graph: Graph, mg: MetaGraphDef, scope: str) -> None:
+def restore_collections(graph: Graph, mg: MetaGraphDef, scope: str) -> None:
+    """Adds the collections of `mg` to `graph`, names under `scope` (variables as one tf.Variable each)."""
     def scoped(name: str) -> str:
         return f"{scope}/{name}" if scope else name
 

@@ -17,7 +17,6 @@ import time
 
 import numpy as np
 
-from .. import dtypes as _dtypes
 from .. import errors
 from .. import tf_logging as logging
 from ..graph import GraphKeys, Operation
@@ -26,6 +25,7 @@ from ..ops import array_ops, control_flow_ops, state_ops
 from . import meta_graph, training_util
 from .checkpoint_io import (INDEX_SUFFIX, CheckpointNotFoundError, os_error, read_checkpoint, read_index,
                             remove_checkpoint_files, remove_stale_files, write_checkpoint)
+from .tensor_bundle import SlicedTensor
 from .checkpoint_management import (CheckpointState, checkpoint_exists, get_checkpoint_mtimes, get_checkpoint_state,
                                     latest_checkpoint, remove_checkpoint, update_checkpoint_state)
 
@@ -51,7 +51,7 @@ def _as_variable_tensor(v):
 
 def _var_map(var_list) -> tuple:
     """(key -> variable tensor, key -> (full shape, [(part tensor, offset, shape)])): the parts of a partitioned
-    variable (ops/partitioned_variables.py) are saved as one whole tensor under its name."""
+    variable (ops/partitioned_variables.py) are saved as slices of one full tensor under its name, as TF saves them."""
     if var_list is None:
         var_list = get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES) + \
                    get_default_graph().get_collection("saveable_objects")
@@ -141,14 +141,11 @@ class Saver:
         self._save_fetches.update(parts)
         self._built = True
 
-    def _whole_tensors(self, values: dict) -> dict:
-        """The fetched values keyed for the checkpoint: each partitioned variable assembled from its parts."""
+    def _checkpoint_tensors(self, values: dict) -> dict:
+        """The fetched values keyed for the checkpoint: each partitioned variable as slices of its full tensor."""
         out = {k: np.asarray(values[k]) for k in self._vars}
         for key, (full_shape, parts) in self._sliced.items():
-            whole = np.empty(full_shape, dtype=parts[0][0].dtype.as_numpy_dtype)
-            for i, (_, offset, shape) in enumerate(parts):
-                whole[_index_of(offset, shape)] = values[(key, i)]
-            out[key] = whole
+            out[key] = SlicedTensor(full_shape, [(offset, values[(key, i)]) for i, (_, offset, _) in enumerate(parts)])
         return out
 
     # -- bookkeeping of kept checkpoints --------------------------------------
@@ -216,7 +213,7 @@ class Saver:
         values = sess.run(self._save_fetches)
         try:
             remove_stale_files(save_path)
-            write_checkpoint(prefix, self._whole_tensors(values))
+            write_checkpoint(prefix, self._checkpoint_tensors(values))
             if write_state:
                 self._record_last_checkpoint(prefix)
                 update_checkpoint_state(save_dir, prefix, self.last_checkpoints, latest_filename,
@@ -253,32 +250,31 @@ class Saver:
                                            f"The passed save_path is not a valid checkpoint: {save_path}{hint}")
         if sess.graph is not self._graph:
             raise RuntimeError("The Session graph is not the same graph the Saver was built in.")
-        doc = read_index(save_path)
-        entries = doc["tensors"]
+        index = read_index(save_path)
         wholes = [(key, ps[0][0], full) for key, (full, ps) in self._sliced.items()]
         for key, t, full in [(k, t, None) for k, t in self._vars.items()] + wholes:  # metadata first
-            e = entries.get(key)
-            if e is None:
+            shape = index.shapes.get(key)
+            if shape is None:
                 raise errors.NotFoundError(
                     None, None, "Restoring from checkpoint failed. This is most likely due to a Variable name or "
                                 "other graph key that is missing from the checkpoint. Please ensure that you have "
                                 "not altered the graph expected based on the checkpoint. Original error:\n\n"
-                                f"Key {key} not found in checkpoint")
-            if _dtypes.as_dtype(e["dtype"]) is not t.dtype:
+                                f"Key {key} not found in checkpoint {save_path}")
+            dtype = index.dtype(key)
+            if dtype is not t.dtype:
                 raise errors.InvalidArgumentError(
                     None, None, f"Restoring from checkpoint failed: tensor_name = {key}; expected dtype "
-                                f"{t.dtype.name} (variable {t.op.name}) does not equal original dtype {e['dtype']} "
+                                f"{t.dtype.name} (variable {t.op.name}) does not equal original dtype {dtype.name} "
                                 f"in checkpoint {save_path}")
             lhs = list(full) if full is not None else t.shape.as_list() if t.shape.ndims is not None else "?"
-            if (tuple(full) != tuple(e["shape"])) if full is not None else \
-                    not t.shape.is_compatible_with(tuple(e["shape"])):
+            if (tuple(full) != shape) if full is not None else not t.shape.is_compatible_with(shape):
                 raise errors.InvalidArgumentError(
                     None, None, "Restoring from checkpoint failed. This is most likely due to a mismatch between "
                                 "the current graph and the graph from the checkpoint. Please ensure that you have "
                                 "not altered the graph expected based on the checkpoint. Original error:\n\n"
                                 f"Assign requires shapes of both tensors to match. lhs shape= "
                                 f"{lhs} rhs shape= "
-                                f"{list(e['shape'])} (variable {t.op.name}, checkpoint key {key})")
+                                f"{list(shape)} (variable {t.op.name}, checkpoint key {key} in {save_path})")
         values = read_checkpoint(save_path, list(self._vars) + list(self._sliced))  # verifies sizes, checksums
         feed = {self._restore_feeds[k]: values[k] for k in self._vars}
         for key, (_, parts) in self._sliced.items():
