@@ -98,7 +98,8 @@ from .graph_io import AttrValue, GraphDef, NameAttrList, import_graph_def  # noq
 from .namespaces import graph_util  # noqa: E402
 from .protos.meta_graph_pb2 import MetaGraphDef  # noqa: E402
 from . import feature_column  # noqa: E402  (tf.feature_column)
-from . import estimator  # noqa: E402  (tf.estimator: the top layer)
+from . import estimator  # noqa: E402  (tf.estimator)
+from . import keras  # noqa: E402  (tf.keras, graph mode: the top layer; docs/keras.md)
 
 __version__ = VERSION
 
