@@ -8,6 +8,8 @@ SUM_OVER_BATCH_SIZE). `get('mse')` resolves names as Keras does.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..default_graph import convert_to_tensor
 from ..ops import math_ops, nn_composite, nn_ops
 from ..ops.array_ops import shape as _shape
@@ -76,7 +78,7 @@ def categorical_hinge(y_true, y_pred):
 def logcosh(y_true, y_pred):
     y_true, y_pred = _pair(y_true, y_pred)
     x = y_pred - y_true
-    return K.mean(x + nn_ops.softplus(-2.0 * x) - math_ops.log(2.0), axis=-1)
+    return K.mean(x + nn_ops.softplus(-2.0 * x) - float(np.log(2.0)), axis=-1)  # log 2 in x's dtype
 
 
 def huber_loss(y_true, y_pred, delta=1.0):

@@ -96,7 +96,8 @@ def model_iteration(model, inputs, targets=None, sample_weights=None, batch_size
             if steps_per_epoch is None and is_dataset:  # an unknown size: the first epoch counted it
                 steps_per_epoch = aggregator.steps = steps
         else:
-            _run_batches(model, f, ins, num, batch_size, shuffle, hooks, aggregator, mode)
+            _run_batches(model, f, ins, num, batch_size, shuffle if mode == ModeKeys.TRAIN else False, hooks,
+                         aggregator, mode)  # evaluate/predict never shuffle (TF's test_loop/predict_loop)
         aggregator.finalize()
         results = aggregator.results
         epoch_logs = make_logs(model, epoch_logs, results, mode)

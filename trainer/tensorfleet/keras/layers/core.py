@@ -83,7 +83,9 @@ class Dense(Layer):
         return outputs
 
     def compute_output_shape(self, input_shape):
-        input_shape = TensorShape(input_shape).with_rank_at_least(2)
+        input_shape = TensorShape(input_shape)
+        if input_shape.ndims is not None and input_shape.ndims < 2:
+            raise ValueError(f"Shape {input_shape} must have rank at least 2")
         if input_shape[-1] is None:
             raise ValueError(f"The innermost dimension of input_shape must be defined, but saw: {input_shape}")
         return input_shape[:-1].concatenate([self.units])
@@ -297,8 +299,8 @@ class Lambda(Layer):
                 return nest_pack(out, [t.shape for t in nest_flatten(out)])
         if callable(self._output_shape):
             return self._output_shape(input_shape)
-        first = nest_flatten(input_shape)[0] if not isinstance(input_shape, list) else input_shape[0]
-        batch = TensorShape(first)[0] if TensorShape(first).ndims else None
+        first = TensorShape(input_shape[0] if isinstance(input_shape, list) else input_shape)
+        batch = first[0] if first.ndims else None
         return TensorShape([batch] + list(self._output_shape))
 
     def get_config(self):
