@@ -121,3 +121,12 @@ def test_masking_and_activity_regularization():
     layer(inp)
     value = run(layer.losses[0], {inp: [[1.0, -2.0], [3.0, 0.0]]})
     assert value == pytest.approx((0.5 * 6 + 0.25 * 14) / 2)
+
+
+def test_dropout_gradient_uses_the_forward_mask_under_the_learning_phase():
+    x = tf.placeholder(tf.float32, [8, 16])
+    out = L.Dropout(0.5)(x)
+    grad = tf.gradients(tf.reduce_sum(out), x)[0]
+    o, g = run([out, grad], {x: np.ones((8, 16)), K.learning_phase(): True})
+    np.testing.assert_array_equal(o, g)  # d sum(x * mask / keep) / dx = mask / keep, the same mask
+    assert 0 < (o == 0).mean() < 1

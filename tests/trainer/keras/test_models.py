@@ -30,7 +30,7 @@ def test_functional_structure_layers_and_names():
     flatten(tf.keras.Input((2, 3)))
     flatten(tf.keras.Input((4,)))
     with pytest.raises(AttributeError, match="multiple inbound nodes, with different output shapes"):
-        flatten.output_shape
+        _ = flatten.output_shape
     assert model.get_layer(index=1).name == "pre"
     with pytest.raises(ValueError, match="No such layer"):
         model.get_layer("nope")

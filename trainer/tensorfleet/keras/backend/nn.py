@@ -170,7 +170,7 @@ def bias_add(x, bias, data_format=None):
     return nn_impl.bias_add(x, bias)
 
 
-def _static_bool(pred):
+def static_bool(pred):
     """True/False when `pred` is a Python value or a constant tensor, else None."""
     if isinstance(pred, (bool, int, np.integer, np.bool_)):
         return bool(pred)
@@ -182,7 +182,7 @@ def _static_bool(pred):
 
 def smart_cond(pred, true_fn, false_fn):
     """`true_fn()` / `false_fn()` when `pred` is static, else `tf.cond(pred, true_fn, false_fn)`."""
-    static = _static_bool(pred)
+    static = static_bool(pred)
     if static is not None:
         return true_fn() if static else false_fn()
     return cond_ops.cond(pred, true_fn, false_fn)

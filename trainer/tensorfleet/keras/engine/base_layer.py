@@ -19,7 +19,7 @@ import numpy as np
 
 from ... import dtypes as _dtypes
 from ...default_graph import convert_to_tensor
-from ...graph import Operation, Tensor
+from ...graph import Tensor
 from ...ops import array_ops, math_ops
 from ...ops.functional_ops import nest_flatten, nest_pack
 from ...ops.state_ops import Variable
@@ -27,6 +27,7 @@ from .. import backend, constraints, initializers, regularizers
 from ..utils.generic_utils import to_snake_case
 from . import base_layer_utils as utils
 from .input_spec import assert_input_compatibility
+from .layer_losses import LossesAndUpdates
 from .node import Node, NodeProperties
 
 _ALLOWED_KWARGS = {"input_shape", "batch_input_shape", "batch_size", "weights", "activity_regularizer"}
@@ -36,7 +37,7 @@ def _map(fn, structure):
     return nest_pack(structure, [fn(x) for x in nest_flatten(structure)])
 
 
-class Layer(NodeProperties):
+class Layer(LossesAndUpdates, NodeProperties):
     """Base class of every Keras layer; subclasses implement `build`, `call`, `compute_output_shape` and
     `get_config`."""
 
@@ -252,73 +253,6 @@ class Layer(NodeProperties):
             raise ValueError(f"You tried to call `count_params` on {self.name}, but the layer isn't built. You can "
                              f"build it manually via: `{self.name}.build(batch_input_shape)`.")
         return int(sum(np.prod(w.shape.as_list()) for w in self.weights))
-
-    # -- losses and updates --------------------------------------------------------------------------------
-    def add_loss(self, losses, inputs=None):
-        """Adds loss tensors (or zero-argument callables, evaluated when `losses` is read) to this layer;
-        `inputs` given: conditional on them (`get_losses_for`)."""
-        for loss in nest_flatten(losses):
-            if loss is None:
-                continue
-            if callable(loss):
-                self._callable_losses.append(loss)
-                continue
-            if not isinstance(loss, Tensor):
-                loss = convert_to_tensor(loss, dtype=_dtypes.as_dtype(backend.floatx()))
-            utils.set_unconditional(loss, inputs is None)
-            self._losses.append(loss)
-
-    @property
-    def losses(self):
-        """Added losses, regularization losses (each callable evaluated once) and the sublayers' losses."""
-        collected = list(self._losses)
-        for fn in self._callable_losses:
-            value = self._callable_loss_values.get(fn)
-            if value is None:
-                value = fn()
-                if value is None:
-                    continue
-                if not isinstance(value, Tensor):
-                    value = convert_to_tensor(value, dtype=_dtypes.as_dtype(backend.floatx()))
-                utils.set_unconditional(value, True)
-                self._callable_loss_values[fn] = value
-            collected.append(value)
-        return collected + self._gather_children_attribute("losses")
-
-    def get_losses_for(self, inputs):
-        """The unconditional losses (inputs None) or those depending on `inputs`."""
-        return utils.filter_for_inputs(self.losses, inputs)
-
-    def add_update(self, updates, inputs=None):
-        """Adds update ops (run by `fit` with each step); conditional when they depend on the call's inputs."""
-        ctx = utils.call_context()
-        if ctx.in_call:
-            relevant = ctx.inputs
-        else:
-            relevant = [node.input_tensors for node in self._inbound_nodes]
-        for update in nest_flatten(updates):
-            if callable(update):
-                update = update()
-            if isinstance(update, tuple):
-                update = backend.update(*update)
-            if not isinstance(update, Operation):
-                update = update.op if hasattr(update, "op") else convert_to_tensor(update).op
-            utils.mark_conditional(update, relevant)
-            self._updates.append(update)
-
-    @property
-    def updates(self):
-        if not self.trainable and not self.stateful:
-            return []
-        return list(self._updates) + self._gather_children_attribute("updates")
-
-    def get_updates_for(self, inputs):
-        """The unconditional updates (inputs None) or those depending on `inputs`."""
-        return utils.filter_for_inputs(self.updates, inputs)
-
-    @property
-    def metrics(self):
-        return list(self._metrics) + self._gather_children_attribute("metrics")
 
     # -- calling -------------------------------------------------------------------------------------------
     def _call_arg_was_passed(self, arg_name, args, kwargs):

@@ -27,7 +27,7 @@ from . import training_utils as tu
 # What model_iteration runs on: `steps` is the steps per epoch (inferred from a dataset's size when not given),
 # `reset` whether a dataset iterator is re-initialised at each epoch (no steps given).
 Feeds = collections.namedtuple("Feeds", ["x", "y", "sample_weights", "batch_size", "steps", "reset", "val_x", "val_y",
-                                         "val_sample_weights", "validation_steps"], defaults=[None] * 4)
+                                         "val_sample_weights", "validation_steps"], defaults=(None, None, None, None))
 
 
 def set_inputs(model, inputs, outputs=None, training=None):

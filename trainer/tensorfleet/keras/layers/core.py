@@ -2,8 +2,9 @@
 Permute, RepeatVector, Lambda, ActivityRegularization, Masking.
 
 Dense: `kernel` [in, units] (glorot_uniform) and `bias` [units] (zeros); rank-2 inputs are one MatMul +
-BiasAdd, higher ranks a tensordot over the last axis. Dropout: `training` None reads the learning phase
-(a `tf.cond` on the placeholder, or static when set to 0/1). Lambda: configs of named functions serialise by
+BiasAdd, higher ranks a tensordot over the last axis. Dropout: `training` None reads the learning phase;
+static when it is set to 0/1, else TF builds a `tf.cond` on the placeholder where this multiplies the rate by
+the phase (the same values; one Dropout op whose mask the gradient reuses, docs/keras.md). Lambda: configs of named functions serialise by
 name; a lambda's bytecode is written as Keras writes it, but never loaded back (docs/keras.md).
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ...ops.functional_ops import nest_flatten, nest_pack
 from ...tensor_shape import TensorShape
 from .. import activations, constraints, initializers, regularizers
 from .. import backend as K
-from ..backend.nn import smart_cond
+from ..backend.nn import static_bool
 from ..engine.base_layer import Layer
 from ..engine.input_spec import InputSpec
 from ..utils.conv_utils import normalize_data_format
@@ -131,11 +132,13 @@ class Dropout(Layer):
     def call(self, inputs, training=None):
         if training is None:
             training = K.learning_phase()
-
-        def dropped_inputs():
-            return nn_impl.dropout(inputs, noise_shape=self.noise_shape, seed=self.seed, rate=self.rate)
-
-        return smart_cond(training, dropped_inputs, lambda: array_ops.identity(inputs))
+        static = static_bool(training)
+        if static is False:
+            return array_ops.identity(inputs)
+        rate = self.rate
+        if static is None:  # the learning-phase placeholder (or a bool tensor): rate * training, not a tf.cond
+            rate = rate * math_ops.cast(training, inputs.dtype)
+        return nn_impl.dropout(inputs, noise_shape=self.noise_shape, seed=self.seed, rate=rate)
 
     def compute_output_shape(self, input_shape):
         return input_shape
