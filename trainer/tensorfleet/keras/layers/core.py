@@ -4,8 +4,9 @@ Permute, RepeatVector, Lambda, ActivityRegularization, Masking.
 Dense: `kernel` [in, units] (glorot_uniform) and `bias` [units] (zeros); rank-2 inputs are one MatMul +
 BiasAdd, higher ranks a tensordot over the last axis. Dropout: `training` None reads the learning phase;
 static when it is set to 0/1, else TF builds a `tf.cond` on the placeholder where this multiplies the rate by
-the phase (the same values; one Dropout op whose mask the gradient reuses, docs/keras.md). Lambda: configs of named functions serialise by
-name; a lambda's bytecode is written as Keras writes it, but never loaded back (docs/keras.md).
+the phase (the same values; one Dropout op whose mask the gradient reuses, docs/keras.md). Lambda: configs
+of named functions serialise by name; a lambda's bytecode is written as Keras writes it, but never loaded
+back (docs/keras.md).
 """
 from __future__ import annotations
 
