@@ -27,6 +27,8 @@ _MANUAL_VAR_INIT = False
 _GRAPH_LEARNING_PHASES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # graph -> the variables Keras created in it (layers' and optimizers' weights, backend.variable)
 _GRAPH_VARIABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# graph -> the tracked variables not yet checked by `get_session` (so each call looks only at new ones)
+_GRAPH_PENDING: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # graph -> {prefix or (namespace, name): count}
 PER_GRAPH_OBJECT_NAME_UIDS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -131,6 +133,8 @@ def track_variable(v):
     if graph not in _GRAPH_VARIABLES:
         _GRAPH_VARIABLES[graph] = weakref.WeakSet()
     _GRAPH_VARIABLES[graph].add(v)
+    if not getattr(v, "_keras_initialized", False):
+        _GRAPH_PENDING.setdefault(graph, weakref.WeakSet()).add(v)
 
 
 def manual_variable_initialization(value):
@@ -164,8 +168,11 @@ def _get_session(op_input_list=()):
 
 
 def _initialize_variables(session):
-    variables = list(_GRAPH_VARIABLES.get(session.graph, ()))
-    candidates = [v for v in variables if not getattr(v, "_keras_initialized", False)]
+    pending = _GRAPH_PENDING.get(session.graph)
+    if not pending:
+        return
+    candidates = [v for v in list(pending) if not getattr(v, "_keras_initialized", False)]
+    pending.clear()
     if not candidates:
         return
     with session.graph.as_default():
@@ -200,4 +207,5 @@ def clear_session():
     graph = get_graph()
     _GRAPH_LEARNING_PHASES.pop(graph, None)
     _GRAPH_VARIABLES.pop(graph, None)
+    _GRAPH_PENDING.pop(graph, None)
     symbolic_learning_phase()

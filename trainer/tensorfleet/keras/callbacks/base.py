@@ -209,9 +209,10 @@ def configure_callbacks(callbacks, model, do_validation=False, batch_size=None, 
     return callback_list
 
 
-def make_logs(model, logs, outputs, mode, prefix=""):
-    """logs[prefix + metric name] = output (train/test), or logs['outputs'] (predict)."""
-    names = model.metrics_names
+def make_logs(model, logs, outputs, mode, prefix="", names=None):
+    """logs[prefix + metric name] = output (train/test), or logs['outputs'] (predict); `names` defaults to
+    `model.metrics_names` (loops pass them, computed once)."""
+    names = model.metrics_names if names is None else names
     if mode in (ModeKeys.TRAIN, ModeKeys.TEST) and names:
         for label, output in zip(names, outputs):
             logs[prefix + label] = output

@@ -89,7 +89,7 @@ def model_iteration(model, inputs, targets=None, sample_weights=None, batch_size
         if mode == ModeKeys.TRAIN:
             callbacks.on_epoch_begin(epoch, epoch_logs)
         progbar.on_epoch_begin(epoch, epoch_logs)
-        hooks = _Hooks(callbacks, progbar, mode)
+        hooks = _Hooks(callbacks, progbar, mode, model.metrics_names)
         if use_steps:
             steps = _run_steps(model, f, None if is_dataset else ins, steps_per_epoch, hooks, aggregator, mode,
                                is_dataset, epochs)
@@ -127,8 +127,8 @@ def model_iteration(model, inputs, targets=None, sample_weights=None, batch_size
 class _Hooks:
     """The batch hooks of the callbacks, then of the progress bar."""
 
-    def __init__(self, callbacks, progbar, mode):
-        self.callbacks, self.progbar, self.mode = callbacks, progbar, mode
+    def __init__(self, callbacks, progbar, mode, names):
+        self.callbacks, self.progbar, self.mode, self.names = callbacks, progbar, mode, names
 
     def begin(self, batch, logs):
         self.callbacks._call_batch_hook(self.mode, "begin", batch, logs)
@@ -160,7 +160,7 @@ def _run_steps(model, f, ins, steps_per_epoch, hooks, aggregator, mode, is_datas
         if step == 0:
             aggregator.create(batch_outs)
         aggregator.aggregate(batch_outs)
-        batch_logs = make_logs(model, batch_logs, batch_outs, mode)
+        batch_logs = make_logs(model, batch_logs, batch_outs, mode, names=hooks.names)
         hooks.end(step, batch_logs)
         step += 1
         if model.stop_training:
@@ -196,7 +196,7 @@ def _run_batches(model, f, ins, num_samples, batch_size, shuffle, hooks, aggrega
         if batch_index == 0:
             aggregator.create(batch_outs)
         aggregator.aggregate(batch_outs, start, end)
-        batch_logs = make_logs(model, batch_logs, batch_outs, mode)
+        batch_logs = make_logs(model, batch_logs, batch_outs, mode, names=hooks.names)
         hooks.end(batch_index, batch_logs)
         if model.stop_training:
             break
