@@ -212,3 +212,12 @@ def test_lookup_serialize_and_errors():
     w = tf.Variable(1.0)
     with pytest.raises(ValueError, match="has `None` for gradient"):
         O.SGD().get_updates(tf.constant(1.0) + 0 * tf.stop_gradient(w), [w])
+
+
+def test_gathered_rows_indexed_slices_gradients_are_summed():
+    table = tf.Variable(np.ones((5, 2), np.float32), name="emb")
+    step = O.SGD(0.5).get_updates(tf.reduce_sum(tf.gather(table, [0, 2, 2])), [table])
+    sess = K.get_session()
+    sess.run(table.initializer)
+    sess.run(step)
+    np.testing.assert_array_equal(sess.run(table), [[0.5, 0.5], [1, 1], [0, 0], [1, 1], [1, 1]])

@@ -10,7 +10,7 @@ from ..ops import math_ops as _math_ops
 from .backend import config as _config
 from .backend.math import clip as _clip
 from .backend.math import sqrt as _sqrt
-from .utils.generic_utils import deserialize_keras_object, serialize_keras_object
+from .utils.generic_utils import deserialize_keras_object, get_from_identifier, serialize_keras_object
 
 __all__ = ["Constraint", "MaxNorm", "NonNeg", "UnitNorm", "MinMaxNorm", "max_norm", "non_neg", "unit_norm",
            "min_max_norm", "maxnorm", "nonneg", "unitnorm", "serialize", "deserialize", "get"]
@@ -101,12 +101,5 @@ def deserialize(config, custom_objects=None):
 
 
 def get(identifier):
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        return deserialize({"class_name": str(identifier), "config": {}})
-    if callable(identifier):
-        return identifier
-    raise ValueError("Could not interpret constraint identifier: " + str(identifier))
+    """None -> None; a config dict or a name -> a new constraint; a callable -> itself."""
+    return get_from_identifier(identifier, deserialize, "constraint")

@@ -11,7 +11,7 @@ from .. import dtypes as _dtypes
 from ..ops import init_ops as _init_ops
 from ..ops import linalg_ops as _linalg_ops
 from ..ops.init_ops import Initializer
-from .utils.generic_utils import deserialize_keras_object, serialize_keras_object
+from .utils.generic_utils import deserialize_keras_object, get_from_identifier, serialize_keras_object
 
 
 class Zeros(_init_ops.zeros_initializer):
@@ -119,15 +119,7 @@ def deserialize(config, custom_objects=None):
 
 def get(identifier):
     """None -> None; a config dict or a name -> a new initializer; a callable -> itself."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        return deserialize({"class_name": str(identifier), "config": {}})
-    if callable(identifier):
-        return identifier
-    raise ValueError("Could not interpret initializer identifier: " + str(identifier))
+    return get_from_identifier(identifier, deserialize, "initializer")
 
 
 __all__ = sorted(_TABLE) + ["Initializer", "serialize", "deserialize", "get"]

@@ -99,6 +99,20 @@ def deserialize_keras_object(identifier, module_objects=None, custom_objects=Non
     raise ValueError("Could not interpret serialized " + printable_module_name + ": " + str(identifier))
 
 
+def get_from_identifier(identifier, deserialize, what):
+    """The `get` of initializers and constraints: None -> None; a config dict or a name (an instance of the
+    class or function it names, built without arguments) -> `deserialize`; a callable -> itself."""
+    if identifier is None:
+        return None
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if isinstance(identifier, str):
+        return deserialize({"class_name": str(identifier), "config": {}})
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret {what} identifier: {identifier}")
+
+
 def to_snake_case(name):
     """'MaxPooling2D' -> 'max_pooling2d', 'Dense' -> 'dense' (private classes get a 'private' prefix)."""
     intermediate = re.sub("(.)([A-Z][a-z0-9]+)", r"\1_\2", name)
