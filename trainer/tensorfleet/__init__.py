@@ -99,7 +99,8 @@ from .namespaces import graph_util  # noqa: E402
 from .protos.meta_graph_pb2 import MetaGraphDef  # noqa: E402
 from . import feature_column  # noqa: E402  (tf.feature_column)
 from . import saved_model  # noqa: E402  (tf.saved_model)
-from . import estimator  # noqa: E402  (tf.estimator: the top layer)
+from . import estimator  # noqa: E402  (tf.estimator)
+from . import keras  # noqa: E402  (tf.keras, graph mode: the top layer; docs/keras.md)
 from . import contrib  # noqa: E402  (tf.contrib: layers, framework, rnn)
 
 __version__ = VERSION
