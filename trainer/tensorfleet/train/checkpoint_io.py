@@ -119,12 +119,14 @@ def _changed(prefix: str, raw: bytes) -> bool:
         return True
 
 
-def read_checkpoint(prefix: str, keys=None) -> dict:
+def read_checkpoint(prefix: str, keys=None, index=None) -> dict:
     """Reads and verifies tensors (all listed ones, or `keys`) of checkpoint `prefix`; key -> numpy array.
 
-    Partitioned tensors come whole. Everything is checked before anything is returned."""
+    Partitioned tensors come whole. Everything is checked before anything is returned. `index`: the checkpoint's
+    index as `read_index` returned it (used while P.index still holds the same bytes)."""
     for attempt in range(3):
-        index = read_index(prefix)
+        if index is None or attempt:
+            index = read_index(prefix)
         names = list(index.shapes) if keys is None else list(keys)
         for key in names:
             if key not in index.shapes:
