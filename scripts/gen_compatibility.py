@@ -63,8 +63,8 @@ REASONS = [
      r"^tf\.(LogMessage|MetaGraphDef|TensorInfo|COMPILER_VERSION|CXX11_ABI_FLAG|GIT_VERSION"
      r"|GRAPH_DEF_VERSION\w*|MONOLITHIC_BUILD|VERSION|version|sysconfig|pywrap_tensorflow|user_ops|raw_ops"
      r"|load_\w*library|resource_loader|make_tensor_proto|make_ndarray|parse_tensor|serialize_tensor)$"),
-    ("Other TF packages that are not goals (Keras, TPU, XLA, Lite, SavedModel, distribution strategies, ...)",
-     r"^tf\.(keras|estimator|lite|tpu|xla|distribute|distributions|profiler|saved_model|feature_column|audio"
+    ("Other TF packages that are not goals (TPU, XLA, Lite, distribution strategies, ...)",
+     r"^tf\.(estimator|lite|tpu|xla|distribute|distributions|profiler|feature_column|audio"
      r"|lookup|metrics|sets|test|graph_util|manip|bitwise|nest)$"),
     ("Optimizers and decays not implemented yet",
      r"^tf\.train\.(\w+Optimizer|sdca_\w+|\w+_decay\w*)$"),

@@ -30,6 +30,8 @@ TF_NAMESPACES = ("app", "contrib", "data", "debugging", "distribute", "dtypes", 
                  "train", "version")
 # tensorfleet's own namespaces (not in TF)
 OWN_NAMESPACES = ("datasets",)
+# namespaces whose sub-namespaces get a section of their own (tf.contrib.layers, tf.contrib.framework, ...)
+NESTED_NAMESPACES = ("contrib",)
 
 # Names of TF 1.15 that TF1 training programs commonly use; the absent ones are listed as not available.
 TF115_NAMES = """
@@ -126,6 +128,12 @@ def render() -> str:
         names = namespace_names(namespaces[name])
         own = " (tensorfleet's own, not in TF)" if name in OWN_NAMESPACES else ""
         lines += [f"### `tf.{name}`{own}: {len(names)} names", "", _names_line(names), ""]
+        if name in NESTED_NAMESPACES:
+            for sub in names:
+                sub_ns = getattr(namespaces[name], sub)
+                if isinstance(sub_ns, types.ModuleType):
+                    sub_names = namespace_names(sub_ns)
+                    lines += [f"### `tf.{name}.{sub}`: {len(sub_names)} names", "", _names_line(sub_names), ""]
     lines += ["### Implementation modules (importable as `tensorfleet.<name>`, not TF API)", "",
               _names_line(impl), ""]
     absent_ns = [n for n in TF_NAMESPACES if n not in namespaces]

@@ -2,9 +2,12 @@
 
 Parses the CLI into an ``OperatorConfig`` and runs ``handlers.run_operator``
 (kopf embedded) in a fresh event loop. ``--print-crd`` prints the CRD instead,
-``--version`` the version. Before kopf starts, two checks fail fast with one
-line and exit status 1: credentials (an in-cluster service account or a
-kubeconfig) and the metrics and health ports (free to bind).
+``--version`` the version. Before kopf starts, these fail with one line and exit
+status 1: no API connection to configure (``cluster_login.choose_login``:
+``--kubeconfig``/``$KUBECONFIG``, else the in-cluster config, else
+``~/.kube/config``), a metrics or health port that cannot be bound, and an API
+that does not answer within ``--api-timeout`` (the line names the endpoint,
+where it came from, and the cause).
 """
 from __future__ import annotations
 
@@ -15,34 +18,27 @@ import os
 import signal
 import socket
 import sys
+from typing import Any
 from urllib.parse import urlsplit
 
 from . import __version__
-from .config import CLUSTER_DOMAIN_ENV, GROUP_ENV, PROGRESS_ENV, api_group, trainer_progress
+from .cluster_login import ApiLogin, LoginProblem, choose_login
+from .config import CLUSTER_DOMAIN_ENV, GROUP_ENV, PROGRESS_ENV, SERVICE_ACCOUNT_DIR_ENV, api_group, \
+    service_account_dir, trainer_progress
 from .core import api
-
-SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token'
 
 
 class StartupError(Exception):
     """A reason the operator cannot start, said in one line."""
 
 
-def check_credentials(kubeconfig: str | None) -> None:
-    """kopf's logins look for an in-cluster service account, then ``$KUBECONFIG``, then
-    ``~/.kube/config``; without any of them it retries for seconds and dies with tracebacks."""
-    if os.path.exists(SERVICE_ACCOUNT_TOKEN):
-        return
-    if kubeconfig:
-        missing = [p for p in kubeconfig.split(os.pathsep) if p and not os.path.exists(os.path.expanduser(p))]
-        if missing:
-            raise StartupError(f'kubeconfig {missing[0]} does not exist (from --kubeconfig or KUBECONFIG)')
-        return
-    if os.path.exists(os.path.expanduser('~/.kube/config')):
-        return
-    raise StartupError('no Kubernetes credentials: not in a pod with a service account and no kubeconfig '
-                       '(KUBECONFIG is unset and ~/.kube/config does not exist); pass --kubeconfig PATH, '
-                       'set KUBECONFIG=PATH, or run in-cluster with a service account')
+def api_login(kubeconfig: str | None) -> ApiLogin:
+    """The connection to use (``--kubeconfig``, else the environment), or a one-line StartupError."""
+    try:
+        return choose_login(kubeconfig or os.environ.get('KUBECONFIG'), os.environ, service_account_dir(),
+                            os.path.expanduser('~/.kube/config'))
+    except LoginProblem as e:
+        raise StartupError(str(e)) from None
 
 
 def check_port_free(address: str, port: int, flag: str) -> None:
@@ -93,7 +89,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument('--priority', type=int, default=None,
                    help='peering priority (default: random, so replicas never tie)')
     p.add_argument('--liveness', default='http://0.0.0.0:8081/healthz', metavar='URL',
-                   help='liveness endpoint (empty to disable)')
+                   help='liveness endpoint; readiness is /readyz on the same port (empty disables both)')
+    p.add_argument('--api-timeout', type=float, default=120.0, metavar='SECONDS',
+                   help='at start, exit 1 when the API has not answered within this (0: wait for ever)')
     p.add_argument('--metrics-port', type=int, default=8080, help='Prometheus port (0 to disable)')
     p.add_argument('--metrics-address', default='0.0.0.0')
     p.add_argument('--gang-scheduler', choices=list(api.GANG_SCHEDULERS), default=None,
@@ -111,44 +109,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help='how often the chief metrics are read (default 15)')
     p.add_argument('--max-in-flight', type=int, default=32, help='API requests in flight at once')
     p.add_argument('--kubeconfig', default=None, metavar='PATH',
-                   help='kubeconfig to use (default $KUBECONFIG, then ~/.kube/config; in a pod: its service account)')
+                   help='kubeconfig to use (default $KUBECONFIG; else in a pod its service account through '
+                        f'KUBERNETES_SERVICE_HOST/PORT and ${SERVICE_ACCOUNT_DIR_ENV} or the kubelet\'s mount; '
+                        'else ~/.kube/config)')
     p.add_argument('--print-crd', action='store_true', help='print the CRD YAML and exit')
     p.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     p.add_argument('-v', '--verbose', action='store_true')
     return p.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    if args.api_group:
-        os.environ[GROUP_ENV] = args.api_group
-    if args.print_crd:
-        from .core.crd import crd_yaml
-        sys.stdout.write(crd_yaml(api_group()))
-        return 0
-    if args.kubeconfig:
-        os.environ['KUBECONFIG'] = args.kubeconfig      # what kopf's kubeconfig login reads
-    try:
-        check_credentials(os.environ.get('KUBECONFIG'))
-        check_ports(args)
-        progress = trainer_progress_setting(args)
-    except StartupError as e:
-        print(f'tensorfleet-operator: {e}', file=sys.stderr)
-        return 1
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format='%(asctime)s %(levelname)s %(name)s: %(message)s')
-    if not args.verbose:   # kopf logs every event-handler run at INFO: one line per pod event
-        logging.getLogger('kopf.objects').setLevel(logging.WARNING)
+def build_config(args: argparse.Namespace, progress: bool) -> Any:
+    """The OperatorConfig the parsed CLI asks for."""
     import random
 
     from .config import OperatorConfig
-    from .handlers import run_operator
     priority = args.priority if args.priority is not None else (random.randint(1, 2**31 - 1)
                                                                 if args.peering else 0)
     kwargs = {}
     if args.cluster_domain is not None:
         kwargs['cluster_domain'] = args.cluster_domain
-    config = OperatorConfig(
+    return OperatorConfig(
         api_group=api_group(),
         namespaces=tuple(args.namespace),
         standalone=not args.peering,
@@ -162,17 +142,59 @@ def main(argv: list[str] | None = None) -> int:
         max_in_flight=args.max_in_flight,
         trainer_progress=progress,
         progress_interval_seconds=args.trainer_progress_interval,
+        api_timeout_seconds=args.api_timeout,
         **kwargs,
     )
+
+
+def preflight(args: argparse.Namespace) -> tuple[ApiLogin, bool]:
+    """The checks before kopf: the API connection to use, free ports, settings. StartupError."""
+    if args.kubeconfig:
+        os.environ['KUBECONFIG'] = args.kubeconfig      # what kopf's kubeconfig login reads
+    login = api_login(args.kubeconfig)
+    check_ports(args)
+    progress = trainer_progress_setting(args)
+    if args.api_timeout < 0:
+        raise StartupError(f'--api-timeout {args.api_timeout}: must be >= 0 (0 waits for ever)')
+    return login, progress
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.api_group:
+        os.environ[GROUP_ENV] = args.api_group
+    if args.print_crd:
+        from .core.crd import crd_yaml
+        sys.stdout.write(crd_yaml(api_group()))
+        return 0
+    try:
+        login, progress = preflight(args)
+    except StartupError as e:
+        print(f'tensorfleet-operator: {e}', file=sys.stderr)
+        return 1
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format='%(asctime)s %(levelname)s %(name)s: %(message)s')
+    if not args.verbose:   # kopf logs every event-handler run at INFO: one line per pod event
+        logging.getLogger('kopf.objects').setLevel(logging.WARNING)
+    import kopf
+
+    from .api_health import ApiUnreachable
+    from .handlers import run_operator
+    config = build_config(args, progress)
+    logging.getLogger('tensorfleet_operator').info('API connection: %s', login.origin)
 
     async def run() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await run_operator(config, stop_flag=stop)
+        await run_operator(config, api_login=login, stop_flag=stop)
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    except (ApiUnreachable, kopf.LoginError) as e:
+        print(f'tensorfleet-operator: {e}', file=sys.stderr)
+        return 1
     return 0
 
 

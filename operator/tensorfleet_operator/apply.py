@@ -6,7 +6,11 @@ writes it through ``kubeclient.py`` in this order: the status (only the changed
 fields, merge patch to ``/status``), the plan's events, the PodGroup, the
 RPC-token Secret, services and pods (409 AlreadyExists is success; pods are
 built and sent :data:`core.api.POD_CREATE_BATCH` at a time), deletions (404 is
-success), then events for what was actually created or deleted. What it has
+success), then events for what was actually created or deleted. A create the API
+server refuses as invalid (400 BadRequest, 422 Invalid: the object itself, so the
+spec, is at fault; not 403/409/429, which can pass) stops the creating and raises
+:class:`ChildRefused`, which the controller turns into ``Failed``/``InvalidSpec``
+naming the field (no retry until the spec changes). What it has
 made for a job (Secret, PodGroup) is remembered in that job's
 :class:`JobMemory`, owned by the controller's entry for the job, so it is
 forgotten with the job.
@@ -23,14 +27,45 @@ from dataclasses import dataclass
 from typing import Any
 
 from .core import api, children
+from .core.api import ReplicaType
 from .core.conditions import parse_timestamp, timestamp
 from .core.observe import controller_uid
 from .core.plan import Event, Plan
+from .core.spec import InvalidSpec
 from .kubeclient import ApiError, KubeClient, object_path
 from .metrics import OperatorMetrics
 
 logger = logging.getLogger('tensorfleet_operator')
 COMPONENT = 'tensorfleet-operator'
+
+
+REFUSED_STATUSES = (400, 422)     # the object is at fault: retrying the same spec cannot help
+
+
+class ChildRefused(Exception):
+    """The API server refused to create a child as invalid: ``invalid`` names the TFJob's field."""
+
+    def __init__(self, invalid: InvalidSpec) -> None:
+        super().__init__(str(invalid))
+        self.invalid = invalid
+
+
+def refusal(plural: str, obj: dict[str, Any], err: ApiError) -> InvalidSpec:
+    """The TFJob field behind a refused child: the first cause's field of the API's Status
+    (``metadata.labels`` of a pod is the replica template's), and the API server's own message."""
+    meta = obj.get('metadata') or {}
+    rtype = (meta.get('labels') or {}).get(api.KUBEFLOW_LABEL_PREFIX + api.REPLICA_TYPE, '')
+    rkey = next((t.value for t in ReplicaType if t.lower == rtype), rtype)
+    template = f'spec.tfReplicaSpecs.{rkey}.template'
+    details = err.body.get('details') if isinstance(err.body, dict) else None
+    causes = details.get('causes') if isinstance(details, dict) else None
+    cause = next((c.get('field') for c in causes or [] if isinstance(c, dict) and c.get('field')), None)
+    if plural == 'pods':
+        field = f'{template}.{cause}' if cause and cause.startswith(('metadata.', 'spec.')) else template
+    else:        # a Service is made of the job's name and the tensorflow container's ports
+        field = 'metadata.name' if cause and cause.startswith('metadata.') else f'{template}.spec.containers'
+    kind = 'pod' if plural == 'pods' else 'service'
+    return InvalidSpec(field, f"the API server refused {kind} {meta.get('name')} (HTTP {err.status}): {err.message}")
 
 
 class Outcome(enum.Enum):
@@ -103,12 +138,19 @@ class Applier:
         pods_to_create: Sequence[dict[str, Any]] = plan.create_pods
         if plan.ensure_secret and not memory.secret and not await self._secret(client, plan, memory, errors):
             pods_to_create = []
-        svc_made = await self._create_all(client, 'services', namespace, plan.create_services, errors)
-        pods_made = await self._create_all(client, 'pods', namespace, pods_to_create, errors)
-        pods_gone = await self._delete_all(client, 'pods', namespace, plan.delete_pods, errors)
-        svcs_gone = await self._delete_all(client, 'services', namespace, plan.delete_services, errors)
+        refused: list[InvalidSpec] = []
+        svc_made = await self._create_all(client, 'services', namespace, plan.create_services, errors, refused)
+        pods_made = [] if refused else await self._create_all(client, 'pods', namespace, pods_to_create, errors,
+                                                               refused)
         self.metrics.pods_created.labels(namespace).inc(len(pods_made))
         self.metrics.services_created.labels(namespace).inc(len(svc_made))
+        if refused:      # undo this pass (no event): the job fails with one InvalidSpec event
+            gone = await self._delete_all(client, 'pods', namespace, pods_made, errors)
+            await self._delete_all(client, 'services', namespace, svc_made, errors)
+            self.metrics.pods_deleted.labels(namespace).inc(len(gone))
+            raise ChildRefused(refused[0])
+        pods_gone = await self._delete_all(client, 'pods', namespace, plan.delete_pods, errors)
+        svcs_gone = await self._delete_all(client, 'services', namespace, plan.delete_services, errors)
         self.metrics.pods_deleted.labels(namespace).inc(len(pods_gone))
         for kind, verb, names in (('Service', 'Create', svc_made), ('Pod', 'Create', pods_made),
                                   ('Pod', 'Delete', pods_gone), ('Service', 'Delete', svcs_gone)):
@@ -179,19 +221,26 @@ class Applier:
         return False
 
     async def _create_all(self, client: KubeClient, plural: str, namespace: str,
-                          bodies: Sequence[dict[str, Any]], errors: list[str]) -> list[str]:
+                          bodies: Sequence[dict[str, Any]], errors: list[str],
+                          refused: list[InvalidSpec]) -> list[str]:
         """Create in batches of ``api.POD_CREATE_BATCH``: a batch's manifests are built (pods carry
-        the whole TF_CONFIG) only when it is sent, so memory does not grow with the job."""
+        the whole TF_CONFIG) only when it is sent, so memory does not grow with the job. A batch
+        with a refused create (400/422) is the last one sent."""
         path = object_path('', 'v1', plural, namespace)
 
         async def one(obj: dict[str, Any]) -> str | None:
             try:
                 return obj['metadata']['name'] if await client.create(path, obj) else None
             except ApiError as e:
-                errors.append(f"create {plural[:-1]} {obj['metadata']['name']}: {e}")
+                if e.status in REFUSED_STATUSES:
+                    refused.append(refusal(plural, obj, e))
+                else:
+                    errors.append(f"create {plural[:-1]} {obj['metadata']['name']}: {e}")
                 return None
         made: list[str] = []
         for start in range(0, len(bodies), api.POD_CREATE_BATCH):
+            if refused:
+                break
             batch = bodies[start:start + api.POD_CREATE_BATCH]
             made.extend(r for r in await asyncio.gather(*(one(b) for b in batch)) if r)
         return made

@@ -2,7 +2,7 @@
 
 The edge between the environment and the pure core: the only place that reads
 environment variables (``$TENSORFLEET_API_GROUP``, ``$CUSTOM_CLUSTER_DOMAIN``,
-``$TENSORFLEET_TRAINER_PROGRESS``).
+``$TENSORFLEET_TRAINER_PROGRESS``, ``$TENSORFLEET_SERVICE_ACCOUNT_DIR``).
 The shell reads :class:`OperatorConfig`; the core gets the part that shapes
 children via :meth:`OperatorConfig.child_options`.
 """
@@ -17,6 +17,8 @@ from .core.children import ChildOptions
 GROUP_ENV = 'TENSORFLEET_API_GROUP'
 CLUSTER_DOMAIN_ENV = 'CUSTOM_CLUSTER_DOMAIN'
 PROGRESS_ENV = 'TENSORFLEET_TRAINER_PROGRESS'
+SERVICE_ACCOUNT_DIR_ENV = 'TENSORFLEET_SERVICE_ACCOUNT_DIR'
+DEFAULT_SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount'
 _TRUE, _FALSE = ('1', 'true', 'yes', 'on'), ('0', 'false', 'no', 'off')
 
 
@@ -42,6 +44,12 @@ def trainer_progress() -> bool:
     raise ValueError(f'{PROGRESS_ENV}={raw!r}: expected true or false')
 
 
+def service_account_dir() -> str:
+    """Where the in-cluster token, ``ca.crt`` and ``namespace`` are: ``$TENSORFLEET_SERVICE_ACCOUNT_DIR``,
+    else the kubelet's mount point (client-go's fixed path)."""
+    return os.environ.get(SERVICE_ACCOUNT_DIR_ENV, '').strip() or DEFAULT_SERVICE_ACCOUNT_DIR
+
+
 @dataclass(frozen=True)
 class OperatorConfig:
     api_group: str = field(default_factory=api_group)
@@ -62,6 +70,11 @@ class OperatorConfig:
     progress_concurrency: int = 16           # scrapes in flight at once
     debounce_seconds: float = 0.05          # coalesce bursts of pod events per job
     error_backoff_seconds: tuple[float, ...] = (1, 2, 5, 10, 30, 60, 120, 300)
+    token_refresh_seconds: float = 60.0      # a token file is read again this often (client-go's minute)
+    api_timeout_seconds: float = 120.0       # start-up: give up when the API cannot be reached (0: never)
+    api_check_seconds: float = 10.0          # readiness: how often the API connection is checked
+    api_request_timeout_seconds: float = 10.0   # one check's request
+    liveness_timeout_seconds: float = 3.0    # liveness: the event loop must answer within this
 
     @property
     def clusterwide(self) -> bool:

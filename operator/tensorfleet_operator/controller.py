@@ -48,10 +48,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .apply import Applier, JobMemory, Outcome
+from .api_health import ApiHealth
+from .apply import Applier, ChildRefused, JobMemory, Outcome
 from .config import OperatorConfig
-from .core import api
+from .core import api, metadata_rules
 from .core.plan import Plan, reconcile
+from .core.spec import InvalidSpec
 from .core.progress import Target, progress_target
 from .kubeclient import Credentials, KubeClient, object_path
 from .metrics import OperatorMetrics
@@ -82,6 +84,8 @@ class Controller:
     _holders: int = 0                                        # running peering_holder daemons
     timers_fired: int = 0                                    # reconciles started by a timer (deadline, TTL, retry)
     _relogin: Callable[[], Any] | None = None                # kopf's login again (after a 401)
+    _token_path: str | None = None                           # the in-cluster token file, if any
+    server: str = ''                                         # the API server's URL, once logged in
 
     def __post_init__(self) -> None:
         self.opts = self.config.child_options()
@@ -91,6 +95,11 @@ class Controller:
         # With peering, nothing runs until kopf says this operator is not paused (see hold()).
         self.active = not self.config.peering_name
         self.progress_poller = ProgressPoller(self) if self.config.trainer_progress else None
+        self.api_health = ApiHealth(self.config)       # readiness: does the API answer?
+
+    async def alive(self) -> dict[str, Any]:
+        """The liveness probe's answer, computed on the event loop (``health.py``)."""
+        return {'jobs': self.known_jobs}
 
     # -- training progress (progress.py) -------------------------------------------------
     def start_progress(self) -> None:
@@ -151,17 +160,19 @@ class Controller:
 
     # -- connection ---------------------------------------------------------------
     @staticmethod
-    def credentials(info: Any) -> Credentials:
-        """kopf's ConnectionInfo as the REST client's Credentials."""
+    def credentials(info: Any, token_path: str | None = None) -> Credentials:
+        """kopf's ConnectionInfo as the REST client's Credentials (``token_path``: the file the
+        token comes from, read again as it rotates)."""
         def s(v: Any) -> Any:
             return None if v is None else (v if isinstance(v, (str, bytes)) else str(v))
-        return Credentials(server=info.server, token=info.token, scheme=info.scheme,
+        return Credentials(server=info.server, token=info.token, scheme=info.scheme, token_path=token_path,
                            username=info.username, password=info.password, ca_path=s(info.ca_path),
                            ca_data=info.ca_data, insecure=bool(info.insecure),
                            certificate_path=s(info.certificate_path), certificate_data=info.certificate_data,
                            private_key_path=s(info.private_key_path), private_key_data=info.private_key_data)
 
-    async def connect(self, info: Any, relogin: Callable[[], Any] | None = None) -> None:
+    async def connect(self, info: Any, relogin: Callable[[], Any] | None = None,
+                      token_path: str | None = None) -> None:
         """Take kopf's ConnectionInfo (from its login handler) for the REST client.
 
         ``relogin`` runs the same login again; the client calls it when one of its own
@@ -169,9 +180,12 @@ class Controller:
         """
         if relogin is not None:
             self._relogin = relogin
-        creds = self.credentials(info)
+        self._token_path = token_path
+        creds = self.credentials(info, token_path)
+        self.server = creds.server
         if self.client is None:
             self.client = KubeClient(creds, self.config.max_in_flight, refresh=self._refresh_credentials)
+            self.client.token_refresh_seconds = self.config.token_refresh_seconds
         else:
             await self.client.update(creds)
 
@@ -182,7 +196,7 @@ class Controller:
         info = self._relogin()
         if inspect.isawaitable(info):
             info = await info
-        return None if info is None else self.credentials(info)
+        return None if info is None else self.credentials(info, self._token_path)
 
     async def close(self) -> None:
         for state in self._jobs.values():
@@ -194,6 +208,7 @@ class Controller:
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.progress_poller is not None:
             await self.progress_poller.close()
+        await self.api_health.close()
         if self.client is not None:
             await self.client.close()
         # The metrics server stops within its poll interval (0.5 s); nothing here waits for it.
@@ -262,24 +277,42 @@ class Controller:
                 return
 
     # -- one reconcile -------------------------------------------------------------
+    async def _children(self, client: KubeClient, namespace: str, name: str
+                        ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The job's pods and services by its job-name label. A name that cannot be a label value
+        has none (the API server would answer the selector with 400); the core fails that job."""
+        if metadata_rules.label_value_problem(name):
+            return [], []
+        selector = f'{api.JOB_NAME_LABEL}={name}'
+        pods, services = await asyncio.gather(
+            client.list(object_path('', 'v1', 'pods', namespace), selector),
+            client.list(object_path('', 'v1', 'services', namespace), selector))
+        return pods, services
+
     async def reconcile(self, namespace: str, name: str) -> Plan | None:
         client = self.client
         if client is None:
             raise RuntimeError('not logged in yet')
         group = self.config.api_group
         job_path = object_path(group, api.VERSION, api.PLURAL, namespace, name)
-        body = await client.get(job_path)
-        if body is None:
-            self.forget(namespace, name)
-            return None
-        selector = f'{api.JOB_NAME_LABEL}={name}'
-        pods, services = await asyncio.gather(
-            client.list(object_path('', 'v1', 'pods', namespace), selector),
-            client.list(object_path('', 'v1', 'services', namespace), selector))
-        now = datetime.datetime.now(datetime.timezone.utc)
-        plan = reconcile(body, pods, services, now, self.opts)
-        state = self._jobs.get((namespace, name))
-        outcome = await self.applier.apply(client, body, plan, now, state.memory if state else JobMemory())
+        refused: InvalidSpec | None = None
+        for _ in range(2):      # a second pass only to fail the job when the API refused a child
+            body = await client.get(job_path)
+            if body is None:
+                self.forget(namespace, name)
+                return None
+            pods, services = await self._children(client, namespace, name)
+            now = datetime.datetime.now(datetime.timezone.utc)
+            plan = reconcile(body, pods, services, now, self.opts, refused=refused)
+            state = self._jobs.get((namespace, name))
+            try:
+                outcome = await self.applier.apply(client, body, plan, now, state.memory if state else JobMemory())
+                break
+            except ChildRefused as e:
+                if refused is not None:
+                    raise
+                logger.warning('TFJob %s/%s: %s', namespace, name, e)
+                refused = e.invalid
         if outcome is not Outcome.APPLIED:
             self.forget(namespace, name)
             return plan

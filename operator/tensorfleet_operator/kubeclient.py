@@ -7,8 +7,11 @@ It knows nothing of TFJobs; credentials come from kopf's login (``handlers.py``,
 passed on by ``controller.py``) as a :class:`Credentials`: :meth:`KubeClient.update` when kopf
 logs in again, and the ``refresh`` callback (which runs the login again) when a
 request gets 401 Unauthorized; the request is then retried once with the new
-credentials. Client certificates and keys given as data are written to a
-private temporary directory only while the SSL context loads them.
+credentials. A bearer token from a file (``token_path``: the in-cluster service
+account's, which the kubelet rotates) is read again when it is older than
+``token_refresh_seconds`` and after a 401, as client-go's cached file token source
+does. Client certificates and keys given as data are written to a private
+temporary directory only while the SSL context loads them.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import json
 import os
 import ssl
 import tempfile
+import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 from urllib.parse import quote
@@ -34,6 +38,7 @@ class ApiError(Exception):
         self.message = message
         self.body = body
         self.creds = creds          # the credentials the request was made with
+        self.token: str | None = None   # the bearer token it was made with
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,7 @@ class Credentials:
     certificate_data: str | bytes | None = None
     private_key_path: str | None = None
     private_key_data: str | bytes | None = None
+    token_path: str | None = None       # the token is this file's content, read again as it rotates
 
 
 def _pem(data: str | bytes) -> str:
@@ -89,9 +95,12 @@ RefreshFn = Callable[[], Awaitable['Credentials | None']]
 
 
 class KubeClient:
-    def __init__(self, creds: Credentials, max_in_flight: int = 32, refresh: RefreshFn | None = None) -> None:
+    def __init__(self, creds: Credentials, max_in_flight: int = 32, refresh: RefreshFn | None = None,
+                 token_refresh_seconds: float = 60.0) -> None:
         self.creds = creds
         self.refresh = refresh          # log in again after a 401 (None: no retry)
+        self.token_refresh_seconds = token_refresh_seconds
+        self._file_token: tuple[str, str, float] | None = None   # (path, token, monotonic time read)
         self._limit = asyncio.Semaphore(max_in_flight)
         self._session: aiohttp.ClientSession | None = None
         self._session_creds: Credentials | None = None
@@ -99,18 +108,34 @@ class KubeClient:
         self._retired: list[aiohttp.ClientSession] = []     # closed once their requests are done
         self._refreshing = asyncio.Lock()
 
-    def _headers(self) -> dict[str, str]:
-        headers = {'Accept': 'application/json'}
-        if self.creds.token:
-            headers['Authorization'] = f'{self.creds.scheme or "Bearer"} {self.creds.token}'
-        return headers
+    def token(self, creds: Credentials, reread: bool = False) -> str | None:
+        """The bearer token: ``creds.token``, or the content of ``creds.token_path`` as last read
+        (again when older than ``token_refresh_seconds``, or ``reread``; the last good one if the
+        file cannot be read)."""
+        if not creds.token_path:
+            return creds.token
+        cached = self._file_token
+        fresh = cached is not None and cached[0] == creds.token_path and not reread \
+            and time.monotonic() - cached[2] < self.token_refresh_seconds
+        if not fresh:
+            try:
+                with open(creds.token_path, encoding='utf-8') as f:
+                    self._file_token = (creds.token_path, f.read().strip(), time.monotonic())
+            except OSError:
+                if cached is None or cached[0] != creds.token_path:
+                    return creds.token
+        return self._file_token[1] if self._file_token else creds.token
+
+    def _auth_header(self, creds: Credentials) -> dict[str, str]:
+        token = self.token(creds)
+        return {'Authorization': f'{creds.scheme or "Bearer"} {token}'} if token else {}
 
     async def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             auth = (aiohttp.BasicAuth(self.creds.username, self.creds.password or '')
                     if self.creds.username else None)
             self._session = aiohttp.ClientSession(
-                base_url=None, auth=auth, headers=self._headers(),
+                base_url=None, auth=auth, headers={'Accept': 'application/json'},
                 connector=aiohttp.TCPConnector(ssl=_ssl_context(self.creds), limit=0),
                 timeout=aiohttp.ClientTimeout(total=60))
             self._session_creds = self.creds
@@ -134,11 +159,13 @@ class KubeClient:
                 await session.close()
         self._session, self._retired = None, []
 
-    async def _relogin(self, failed: Credentials | None) -> bool:
+    async def _relogin(self, failed: Credentials | None, failed_token: str | None) -> bool:
         """After a 401 with ``failed``: True if there are other credentials to retry with."""
         async with self._refreshing:
             if self.creds != failed:           # someone (kopf's login, another request) refreshed
                 return True
+            if failed is not None and failed.token_path and self.token(failed, reread=True) != failed_token:
+                return True                    # the kubelet rotated the token file
             if self.refresh is None:
                 return False
             creds = await self.refresh()
@@ -152,18 +179,20 @@ class KubeClient:
         try:
             return await self._request(method, path, params, body, content_type)
         except ApiError as e:
-            if e.status != 401 or not await self._relogin(e.creds):
+            if e.status != 401 or not await self._relogin(e.creds, e.token):
                 raise
         return await self._request(method, path, params, body, content_type)     # once
 
     async def _request(self, method: str, path: str, params: dict[str, str] | None, body: Any,
                        content_type: str) -> Any:
         data = None if body is None else json.dumps(body)
-        headers = {'Content-Type': content_type} if body is not None else None
         async with self._limit:
             session = await self._get_session()
             creds = self._session_creds
             assert creds is not None
+            headers = self._auth_header(creds)
+            if body is not None:
+                headers['Content-Type'] = content_type
             url = creds.server.rstrip('/') + path
             self._in_flight[session] = self._in_flight.get(session, 0) + 1
             try:
@@ -175,7 +204,9 @@ class KubeClient:
                         payload = text
                     if resp.status >= 400:
                         message = payload.get('message', text) if isinstance(payload, dict) else text
-                        raise ApiError(resp.status, str(message)[:500], payload, creds)
+                        error = ApiError(resp.status, str(message)[:500], payload, creds)
+                        error.token = headers.get('Authorization', ' ').split(' ', 1)[1] or None
+                        raise error
                     return payload
             finally:
                 self._in_flight[session] -= 1

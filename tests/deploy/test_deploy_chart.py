@@ -13,7 +13,9 @@ from deploy_tools import CHART, ROOT, helm_template, run, tool
 
 NONDEFAULT = CHART / 'ci' / 'nondefault-values.yaml'
 NAMESPACED = CHART / 'ci' / 'namespaced-values.yaml'
-VALUE_SETS = {'default': [], 'nondefault': ['-f', str(NONDEFAULT)], 'namespaced': ['-f', str(NAMESPACED)]}
+ESCAPE_HATCHES = CHART / 'ci' / 'escape-hatches-values.yaml'
+VALUE_SETS = {'default': [], 'nondefault': ['-f', str(NONDEFAULT)], 'namespaced': ['-f', str(NAMESPACED)],
+              'escape-hatches': ['-f', str(ESCAPE_HATCHES)]}
 
 
 def _gen_deploy():
@@ -75,11 +77,13 @@ def test_default_deployment_is_hardened_and_probed():
     assert sc['readOnlyRootFilesystem'] is True and sc['allowPrivilegeEscalation'] is False
     assert sc['capabilities'] == {'drop': ['ALL']}
     assert c['resources']['requests'] and c['resources']['limits']['memory']
-    # Probes hit the operator's own health endpoint (`--liveness`, the CLI's default port 8081).
+    # Probes hit the operator's own health endpoints (`--liveness`, the CLI's default port 8081):
+    # liveness /healthz (the event loop answers), readiness /readyz (the API answers).
     assert '--liveness=http://0.0.0.0:8081/healthz' in c['args']
     ports = {p['name']: p['containerPort'] for p in c['ports']}
-    for probe in (c['livenessProbe'], c['readinessProbe']):
-        assert probe['httpGet']['path'] == '/healthz' and ports[probe['httpGet']['port']] == 8081
+    for probe, path in ((c['livenessProbe'], '/healthz'), (c['readinessProbe'], '/readyz')):
+        assert probe['httpGet']['path'] == path and ports[probe['httpGet']['port']] == 8081
+    assert pod['automountServiceAccountToken'] is True and 'hostNetwork' not in pod and 'dnsPolicy' not in pod
     assert ports['http-metrics'] == 8080 and '--metrics-port=8080' in c['args']
     (svc,) = by_kind(docs, 'Service')
     assert svc['spec']['ports'][0]['port'] == 8080 and svc['spec']['selector'].items() <= \
@@ -104,6 +108,9 @@ def test_deployment_args_parse_with_the_operator_cli():
     (dep,) = by_kind(helm_template(*VALUE_SETS['namespaced']), 'Deployment')
     args = parse_args(dep['spec']['template']['spec']['containers'][0]['args'])
     assert args.namespace == ['team-a', 'team-b'] and args.metrics_port == 0
+    (dep,) = by_kind(helm_template(*VALUE_SETS['escape-hatches']), 'Deployment')
+    args = parse_args(dep['spec']['template']['spec']['containers'][0]['args'])
+    assert args.api_timeout == 300 and args.namespace == ['ops', 'team-x']
 
 
 def rules_of(docs, kind):

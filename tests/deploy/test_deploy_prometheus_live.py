@@ -30,7 +30,6 @@ import math
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -42,6 +41,8 @@ import pytest
 import yaml
 
 from deploy_tools import ROOT, tool
+
+from loopback_ports import free_ports  # noqa: F401 (re-exported: the test modules import it from here)
 from test_deploy_monitoring import dashboard_exprs, metric_names, rules
 
 sys.path.insert(0, str(ROOT / 'tests' / 'operator'))      # for the emulator's modules only, then removed
@@ -83,15 +84,6 @@ async def cluster(kmock: Any) -> Any:
     finally:
         await harness.stop()
 
-
-def free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(('127.0.0.1', 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 class Processes:

@@ -116,8 +116,8 @@ def test_errors(tmp_path):
         tf.estimator.Estimator(lambda features, labels: 1.0, model_dir=str(tmp_path)).train(full_batch(), steps=1)
     with pytest.raises(ValueError, match="Missing train_op."):
         tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.TRAIN, loss=tf.constant(1.0))
-    with pytest.raises(NotImplementedError, match="SavedModel is not implemented"):
-        est.export_saved_model("/tmp/x", None)
+    with pytest.raises(ValueError, match="An input_receiver_fn must be defined."):
+        est.export_saved_model(str(tmp_path / "export"), None)
 
 
 def relu(x):

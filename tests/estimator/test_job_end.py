@@ -29,19 +29,32 @@ def servers(monkeypatch):
 
 
 def join_in_thread(server):
-    t = threading.Thread(target=server.join, daemon=True)
+    """server.join() on a thread; the thread's `exit` records the SystemExit code join() ends with."""
+    def join():
+        try:
+            server.join()
+        except SystemExit as e:
+            t.exit = e.code
+
+    t = threading.Thread(target=join, daemon=True)
+    t.exit = None
     t.start()
     return t
 
 
-def test_chief_release_ends_the_ps_and_tells_the_worker(servers):
+def test_chief_release_ends_the_ps_once_chief_and_worker_have_ended_and_tells_the_worker(servers):
     made, config = servers
     ps_join = join_in_thread(made["ps"])
     assert ps_release.release_ps_tasks(made["chief"], config("chief")) == []
-    ps_join.join(30)
-    assert not ps_join.is_alive() and made["ps"].exit_code == 0
     assert made["worker"].training_finished.wait(30)      # told, and still serving (keep_serving)
     assert ps_release.release_ps_tasks(made["chief"], config("chief")) == []   # idempotent
+    ps_join.join(1)
+    assert ps_join.is_alive()   # released, but serving the chief and the worker until they have ended
+    assert made["ps"].lifetime.waiting_for == ["/job:chief/replica:0/task:0", "/job:worker/replica:0/task:0"]
+    made["chief"].stop()
+    made["worker"].stop()   # each reports its end to the ps
+    ps_join.join(30)
+    assert not ps_join.is_alive() and ps_join.exit == 0 == made["ps"].exit_code   # join() raised SystemExit(0)
 
 
 def test_no_release_without_ps(monkeypatch):
@@ -60,3 +73,16 @@ def test_evaluated_step_reads_the_eval_summaries(tmp_path):
     start = time.monotonic()
     assert not evaluator_wait.wait_for_final_evaluation(str(tmp_path), 31, timeout=1)
     assert time.monotonic() - start < 10
+
+
+def test_the_chief_waits_for_the_evaluation_the_evaluator_makes_last(tmp_path):
+    # async workers pushed the global step to 303 after max_steps 300; the evaluator scored 302 and left
+    from tensorfleet.estimator.estimator import write_dict_to_summary
+    write_dict_to_summary(str(tmp_path), {"accuracy": 0.7, "global_step": 302}, 302)
+    target = evaluator_wait.step_to_wait_for(303, 300)
+    assert target == 300
+    start = time.monotonic()
+    assert evaluator_wait.wait_for_final_evaluation(str(tmp_path), target, timeout=60)
+    assert time.monotonic() - start < 5
+    assert evaluator_wait.step_to_wait_for(250, 300) == 250   # training ended early: its last checkpoint
+    assert evaluator_wait.step_to_wait_for(250, None) == 250

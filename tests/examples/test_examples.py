@@ -1,6 +1,9 @@
 """The shipped TF1 example scripts train to their documented accuracy (the end-to-end proof)."""
+import glob
 import importlib.util
 import os
+
+import tensorfleet as tf
 
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
@@ -40,3 +43,20 @@ def test_mnist_mlp_on_digits_reaches_95_percent(capsys):
 
 def test_mnist_cnn_on_digits_reaches_95_percent(capsys):
     assert _load("mnist_cnn").main([]) >= 0.95
+
+
+def test_contrib_layers_cnn_reaches_95_percent_with_tf_names(tmp_path, capsys):
+    acc = _load("contrib_layers_cnn").main(["--steps", "300", "--checkpoint-dir", str(tmp_path / "ckpt"),
+                                            "--logdir", str(tmp_path / "logs")])
+    assert acc >= 0.95, acc
+    assert capsys.readouterr().out.splitlines()[-1] == f"test accuracy (restored from model.ckpt-300): {acc:.4f}"
+    saved = dict(tf.train.list_variables(str(tmp_path / "ckpt" / "model.ckpt-300")))
+    for name, shape in [("conv1/weights", [3, 3, 1, 16]), ("conv1/BatchNorm/beta", [16]),
+                        ("conv1/BatchNorm/gamma", [16]), ("conv2/BatchNorm/moving_mean", [32]),
+                        ("fc1/BatchNorm/moving_variance", [64]), ("logits/weights", [64, 10]),
+                        ("logits/biases", [10]), ("OptimizeLoss/learning_rate", []), ("global_step", [])]:
+        assert saved[name] == shape, name
+    assert "conv1/biases" not in saved  # batch norm replaces the biases
+    events = glob.glob(str(tmp_path / "logs" / "events.out.tfevents.*"))
+    tags = {v.tag for e in tf.train.summary_iterator(events[0]) for v in e.summary.value}
+    assert tags == {"OptimizeLoss/loss", "OptimizeLoss/learning_rate_1"}

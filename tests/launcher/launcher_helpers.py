@@ -1,20 +1,11 @@
 """Helpers shared by the launcher's tests: the repository root, free 127.0.0.1 ports and the TF_CONFIG of
 one task. Test modules import from here, never from `conftest` (several test directories have one)."""
 import os
-import socket
+
+from loopback_ports import free_ports  # noqa: F401 (re-exported: the test modules import it from here)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-
-def free_ports(n):
-    """`n` distinct ports free on 127.0.0.1 now (bound together, then released)."""
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def tf_config(cluster, job, index):

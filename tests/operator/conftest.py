@@ -47,26 +47,28 @@ class Harness:
         return OperatorConfig(api_group=self.group, debounce_seconds=0.01, error_backoff_seconds=(0.2, 0.5, 1.0),
                               **config)
 
-    def run_kwargs(self, peering_lifetime: int | None = None, login: Callable[..., Any] | None = None
-                   ) -> dict[str, Any]:
+    def run_kwargs(self, peering_lifetime: int | None = None, login: Callable[..., Any] | None = None,
+                   api_login: Any = None) -> dict[str, Any]:
         def configure(settings: kopf.OperatorSettings) -> None:
             settings.watching.inactivity_timeout = 999999     # kmock sends no bookmarks
             settings.watching.reconnect_backoff = 0.05
             settings.posting.enabled = False
             if peering_lifetime is not None:
                 settings.peering.lifetime = peering_lifetime
+        if api_login is not None:        # cluster_login.ApiLogin: the operator's own choice of login
+            return {'configure': configure, 'api_login': api_login}
         return {'configure': configure,
                 'login': login or (lambda **_: kopf.ConnectionInfo(server=self.url, insecure=True))}
 
     async def start(self, identity: str | None = None, peering_lifetime: int | None = None,
-                    login: Callable[..., Any] | None = None, **config: Any) -> Controller:
+                    login: Callable[..., Any] | None = None, api_login: Any = None, **config: Any) -> Controller:
         cfg = self.config(**config)
         self.controller = Controller(cfg)
         self.controllers.append(self.controller)
         self._stop, ready = asyncio.Event(), asyncio.Event()
         self._task = asyncio.create_task(run_operator(
             cfg, controller=self.controller, stop_flag=self._stop, ready_flag=ready, identity=identity,
-            **self.run_kwargs(peering_lifetime, login)))
+            **self.run_kwargs(peering_lifetime, login, api_login)))
         await asyncio.wait_for(ready.wait(), 10)
         return self.controller
 

@@ -7,7 +7,12 @@ creationTimestamp, an increasing resourceVersion on every write, generateName,
 ``status.phase: Pending`` on new pods (the API server's default), label
 selectors (equality, inequality and existence) on lists and watches, watches
 that start from a resourceVersion and subscribe before their snapshot, and 422
-on a failed JSON-patch test, and 401 for revoked bearer tokens. It touches kmock internals: pin ``kmock==0.8``.
+on a failed JSON-patch test, and 401 for revoked bearer tokens. It refuses what a real API server
+refuses in a pod's or service's metadata (422 Invalid with the field in ``details.causes``, 400 for
+a label value that is no string) and in a label selector (400), per ``kube_validation.py``, and
+counts those refusals in ``refused``; ``unavailable`` plays an outage (503). Its core discovery
+says ``groupVersion: v1`` (kmock's ``/v1`` leaves helm without core kinds). It touches kmock
+internals: pin ``kmock==0.8``.
 
 Not emulated: garbage collection, admission, CRD-schema validation, strategic
 merge, PUT, server-side apply.
@@ -19,13 +24,17 @@ import collections
 import contextlib
 import datetime
 import itertools
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp.web
 import jsonpatch
 import kmock
 from kmock._internal import dsl, enums, rendering
+
+import kube_validation
 
 TFJOB_RESOURCE = 'tfjobs'
 
@@ -46,6 +55,18 @@ def selector_matches(labels: dict[str, str], selector: str | None) -> bool:
         elif term not in labels:
             return False
     return True
+
+
+def _core_group_version(response: Any) -> Any:
+    """kmock answers ``/api/v1`` with ``groupVersion: "/v1"``; the API server says ``"v1"``, and
+    client-go (helm) maps no core kind otherwise."""
+    body = getattr(response, 'body', None)
+    if not isinstance(body, bytes):
+        return response
+    data = json.loads(body)
+    if data.get('groupVersion') != '/v1':
+        return response
+    return aiohttp.web.json_response({**data, 'groupVersion': 'v1'}, status=response.status)
 
 
 def _labels(obj: dict[str, Any]) -> dict[str, str]:
@@ -102,6 +123,37 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
     create_delay = 0.0             # seconds each create takes (to stop an operator mid-way)
     revoked_tokens: frozenset[str] = frozenset()   # bearer tokens answered with 401 (expired)
     unauthorized = 0               # how many requests got 401
+    unavailable = False            # an outage: every request is answered 503 ServiceUnavailable
+
+    @property
+    def refused(self) -> collections.Counter[tuple[str, int]]:
+        """Requests refused as invalid, by (plural, status): 422/400 creates, 400 selectors."""
+        if '_refused' not in self.__dict__:
+            self.__dict__['_refused'] = collections.Counter()
+        return self.__dict__['_refused']
+
+    def _validate(self, request: Any) -> None:
+        """Refuse, as the API server does, invalid metadata on a create and a bad label selector."""
+        plural = request.resource.plural
+        if request.action == enums.action.CREATE and plural in ('pods', 'services') \
+                and isinstance(request.data, dict):
+            found = kube_validation.refusal(plural, request.data)
+            if found:
+                status, causes = found
+                self.refused[(plural, status)] += 1
+                kind, name = plural[:-1].capitalize(), (request.data.get('metadata') or {}).get('name')
+                if status == 400:
+                    raise kmock.KubernetesError(status=400, reason='BadRequest', message=causes[0][1])
+                raise kmock.KubernetesError(
+                    status=422, reason='Invalid',
+                    message=f'{kind} "{name}" is invalid: ' + ', '.join(f'{f}: {m}' for f, m in causes),
+                    details={'name': name, 'kind': plural[:-1],
+                             'causes': [{'reason': 'FieldValueInvalid', 'message': m, 'field': f}
+                                        for f, m in causes]})
+        error = kube_validation.selector_error(request.params.get('labelSelector'))
+        if error:
+            self.refused[(plural, 400)] += 1
+            raise kmock.KubernetesError(status=400, reason='BadRequest', message=error)
 
     @property
     def deletes(self) -> collections.Counter[tuple[str, str | None]]:
@@ -110,22 +162,38 @@ class TFJobEmulator(kmock.KubernetesEmulator, _FastRouting):
             self.__dict__['_deletes'] = collections.Counter()
         return self.__dict__['_deletes']
 
+    @property
+    def tokens(self) -> collections.Counter[tuple[str, bool]]:
+        """Bearer tokens seen, by (value, is a watch): which credentials the operator really sent."""
+        if '_tokens' not in self.__dict__:
+            self.__dict__['_tokens'] = collections.Counter()
+        return self.__dict__['_tokens']
+
     async def _handle(self, request: Any) -> Any:
         auth = request.headers.get('Authorization') or ''
+        if auth.startswith('Bearer '):
+            self.tokens[(auth[len('Bearer '):], request.params.get('watch') == 'true')] += 1
+        if self.unavailable:
+            raise kmock.KubernetesError(status=503, reason='ServiceUnavailable', message='the server is shutting down')
         if auth.startswith('Bearer ') and auth[len('Bearer '):] in self.revoked_tokens:
             self.unauthorized += 1
             raise kmock.KubernetesError(status=401, reason='Unauthorized', message='Unauthorized')
         if self.create_delay and request.action == enums.action.CREATE:
             await asyncio.sleep(self.create_delay)
+        if request.resource is not None:
+            self._validate(request)
         if request.resource is not None and isinstance(request.data, (dict, list)):
             self._stamp(request)
         elif request.resource is not None and request.action == enums.action.DELETE:
             self._last_rv = next(self._rv)
             self.deletes[(request.resource.plural, request.name)] += 1
         try:
-            return await super()._handle(request)
+            response = await super()._handle(request)
         except (jsonpatch.JsonPatchConflict, jsonpatch.JsonPatchTestFailed) as e:
             raise kmock.KubernetesError(status=422, reason='Invalid', message=str(e)) from e
+        if request.url.path.rstrip('/') == '/api/v1':
+            response = _core_group_version(response)
+        return response
 
     def _stamp(self, request: Any) -> None:
         """What the API server adds to a write: resourceVersion; on create also uid, name from

@@ -12,9 +12,10 @@ from tensorfleet_operator.kubeclient import ApiError
 class ScriptedClient:
     """Just enough of KubeClient: one job, pod creation refused by admission."""
 
-    def __init__(self, body):
+    def __init__(self, body, pod_status=403):
         self.body = body
-        self.created, self.patches, self.events, self.services = [], [], [], []
+        self.pod_status = pod_status
+        self.created, self.patches, self.events, self.services, self.deleted = [], [], [], [], []
 
     async def get(self, path):
         return self.body
@@ -26,7 +27,7 @@ class ScriptedClient:
         if path.endswith('/events'):
             self.events.append(obj)
         elif path.endswith('/pods'):
-            raise ApiError(403, 'pods "j-worker-0" is forbidden: exceeded quota: gpu')
+            raise ApiError(self.pod_status, 'pods "j-worker-0" is forbidden: exceeded quota: gpu')
         else:
             self.created.append(obj['metadata']['name'])
             if path.endswith('/services'):
@@ -38,6 +39,8 @@ class ScriptedClient:
         self.body = {**self.body, 'status': {**self.body.get('status', {}), **body['status']}}
 
     async def delete(self, path):
+        self.deleted.append(path.rsplit('/', 1)[-1])
+        self.services = [s for s in self.services if s['metadata']['name'] != self.deleted[-1]]
         return True
 
 
@@ -62,3 +65,26 @@ def test_merge_diff_is_a_minimal_merge_patch():
     new = {'a': 1, 'b': {'c': 2, 'd': 4}, 'l': [1, 2], 'n': 'x'}
     assert merge_diff(old, new) == {'gone': None, 'b': {'d': 4}, 'l': [1, 2], 'n': 'x'}
     assert merge_diff(new, new) == {}
+
+
+@pytest.mark.parametrize('status, terminal', [(400, True), (422, True), (403, False), (429, False), (500, False)])
+async def test_only_a_create_refused_as_invalid_fails_the_job(status, terminal):
+    """400/422 say the object is wrong: the job fails (InvalidSpec, one event, the pass undone).
+    403 (quota), 429 (throttled) and 5xx can pass: retried with backoff."""
+    controller = Controller(OperatorConfig(api_group='tensorfleet.io'))
+    client = ScriptedClient(tfjob('j', worker=1), pod_status=status)
+    controller.client = client
+    controller._jobs[('ns', 'j')] = _JobState()
+    if not terminal:
+        with pytest.raises(RuntimeError):
+            await controller.reconcile('ns', 'j')
+        assert client.body['status'].get('reason') is None
+        return
+    plan = await controller.reconcile('ns', 'j')
+    assert client.body['status']['reason'] == 'InvalidSpec'
+    assert client.body['status']['message'].startswith(
+        f'invalid spec: spec.tfReplicaSpecs.Worker.template: the API server refused pod j-worker-0 (HTTP {status})')
+    assert [e['reason'] for e in client.events] == ['InvalidSpec']
+    assert client.deleted == ['j-worker-0'] and plan.create_pods == []     # its Service went again
+    await controller.reconcile('ns', 'j')                                     # the same spec: no retry
+    assert [e['reason'] for e in client.events] == ['InvalidSpec'] and client.created.count('j-worker-0') == 1

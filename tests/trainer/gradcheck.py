@@ -58,6 +58,8 @@ def check_gradients(build, inputs, rtol=1e-5, atol=1e-6, eps=1e-6, seed=0):
         loss = tf.reduce_sum(out * weights)
         grads = [_dense(g) for g in tf.gradients(loss, phs)]
         with tf.Session(graph=graph) as sess:
+            if tf.global_variables():  # `build` made variables (a layer's weights): start from their initial values
+                sess.run(tf.global_variables_initializer())
             values = [np.asarray(v, dtype=np.float64) for v in inputs]
             analytic = sess.run([g for g in grads if g is not None], dict(zip(phs, values)))
             numeric = []

@@ -36,7 +36,9 @@ def test_getitem_unknown_dims_and_errors():
     with pytest.raises(ValueError, match="Index out of range"):
         x[0, 0, 0]
     with pytest.raises(TypeError, match="tf.gather"):
-        x[tf.placeholder(tf.int32, [])]
+        x[tf.placeholder(tf.int32, [2])]  # a vector index: TF's TypeError (a computed scalar is fine)
+    with pytest.raises(TypeError, match="scalar tf.int32/tf.int64"):
+        x[tf.placeholder(tf.float32, [])]
     with pytest.raises(tf.errors.InvalidArgumentError, match="out of bounds"):
         run(x[7], feed={x: np.zeros((2, 3))})
     assert run(x[tf.constant(1)], feed={x: np.arange(6).reshape(2, 3)}).tolist() == [3, 4, 5]

@@ -30,12 +30,28 @@ def test_parse_and_to_string(text, fields, canonical):
     assert DeviceSpec.parse(canonical) == spec  # round trip
 
 
-@pytest.mark.parametrize("text", ["/job:ps/task:x", "/gpu:a", "/device:GPU:0:1", "/foo:1", "//cpu:0",
-                                  "/job:", "/task:-1", "/cpu:0/", "/device:GPU:1.5", "/job:1ps"])
+@pytest.mark.parametrize("text", ["/job:ps/task:x", "/gpu:a", "/device:GPU:0:1", "/foo:1", "/job:ps//foo:1",
+                                  "/job:", "/task:-1", "/device:GPU:1.5", "/job:1ps"])
 def test_malformed_names_raise_value_error_naming_the_text(text):
     with pytest.raises(ValueError) as e:
         DeviceSpec.from_string(text)
     assert repr(text) in str(e.value)
+
+
+@pytest.mark.parametrize("text,same_as", [("//cpu:0", "/cpu:0"), ("/job:ps//task:0", "/job:ps/task:0"),
+                                          ("/cpu:0/", "/cpu:0"), ("///", ""), ("/job:worker//replica:0//gpu:1",
+                                                                            "/job:worker/replica:0/gpu:1")])
+def test_empty_components_are_ignored_as_tf_does(text, same_as):
+    """TF's DeviceSpec.parse_from_string skips empty components (a multi-GPU CNN builds '/' + '/cpu:0')."""
+    assert DeviceSpec.from_string(text) == DeviceSpec.from_string(same_as)
+
+
+def test_device_scope_with_an_empty_component_places_the_op():
+    with tf.device("/" + "/cpu:0"):
+        c = tf.constant(1.0)
+    assert c.device == "/device:CPU:0"
+    with tf.Session() as sess:
+        assert sess.run(c) == 1.0
 
 
 def test_case_insensitive_device_type():

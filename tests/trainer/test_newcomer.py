@@ -18,7 +18,7 @@ def test_version_is_tf_115_and_the_package_version_is_separate():
     assert tf.__version__.startswith("1.")  # what TF1 scripts check
     pkg = tf.version.TENSORFLEET_VERSION
     assert re.fullmatch(r"\d+(\.\d+)*([.+-]?\w+)*", pkg), pkg
-    assert tf.version.GIT_VERSION == f"tensorfleet-{pkg}"
+    assert tf.version.GIT_VERSION == tf.GIT_VERSION == tf.__git_version__ == f"v1.15.0-tensorfleet-{pkg}"
     with pytest.raises(AttributeError):
         tf.version.NO_SUCH_VERSION  # noqa: B018
 

@@ -209,6 +209,9 @@ FD_GRADIENT_TESTED = {
     "UnsortedSegmentMax": "test_segment_extra.py::test_gradients_match_finite_differences",
     "UnsortedSegmentMin": "test_segment_extra.py::test_gradients_match_finite_differences",
     "UnsortedSegmentProd": "test_segment_extra.py::test_gradients_match_finite_differences",
+    "ResizeBilinear": "test_image_resize.py::test_resize_gradients_by_finite_differences",
+    "ResizeBicubic": "test_image_resize.py::test_resize_gradients_by_finite_differences",
+    "ResizeNearestNeighbor": "test_image_resize.py::test_resize_gradients_by_finite_differences",
 }
 
 _OPT = "stateful optimizer update of a variable (no gradient, as in TF)"
@@ -413,6 +416,20 @@ FORWARD_ONLY.update({
     "WriteFile": (_READER, _RT + _FILES),
     "MatchingFiles": (_READER, _RT + _FILES),
 })
+_CODEC = "image bytes in or out (string: not differentiable, as in TF)"
+FORWARD_ONLY.update({
+    "DecodeJpeg": (_CODEC,
+                   "test_image_codecs.py::test_decode_jpeg_is_bit_exact_with_tfs_accurate_dct_and_close_to_its_default"),
+    "DecodePng": (_CODEC, "test_image_codecs.py::test_decode_png_channels_and_dtypes_as_tf"),
+    "DecodeBmp": (_CODEC, "test_image_codecs.py::test_decode_gif_frames_and_bmp_give_the_drawn_pixels"),
+    "DecodeGif": (_CODEC, "test_image_codecs.py::test_decode_gif_frames_and_bmp_give_the_drawn_pixels"),
+    "DecodeImage": (_CODEC, "test_image_codecs.py::test_decode_image_detects_the_format_and_converts_dtype"),
+    "EncodeJpeg": (_CODEC, "test_image_codecs.py::test_encode_jpeg_defaults_and_options"),
+    "EncodePng": (_CODEC, "test_image_codecs.py::test_encode_png_round_trips_every_channel_count"),
+    "ExtractJpegShape": (_CODEC, "test_image_codecs.py::test_encode_jpeg_defaults_and_options"),
+    "ResizeArea": ("TF registers no gradient for it (tensorfleet: None rather than TF's LookupError)",
+                   "test_image_resize.py::test_resize_images_matches_tensorflow"),
+})
 
 # op type -> (what it is, the test that covers it)
 INTERNAL_HELPERS = {
@@ -428,6 +445,12 @@ INTERNAL_HELPERS = {
     # KNOWN GAP: marked NotDifferentiable, so second derivatives of reduce_prod are silently zero.
     "ProdGrad": ("reduce_prod's gradient op; no second derivative (NotDifferentiable)",
                  "test_reduction_ops.py::test_prod_gradient_with_zeros"),
+    "ResizeBilinearGrad": ("resize_bilinear's gradient op (TF's; no second derivative, as in TF)",
+                           "test_image_resize.py::test_resize_gradients_match_tensorflow"),
+    "ResizeBicubicGrad": ("resize_bicubic's gradient op (TF's; no second derivative, as in TF)",
+                          "test_image_resize.py::test_resize_gradients_match_tensorflow"),
+    "ResizeNearestNeighborGrad": ("resize_nearest_neighbor's gradient op (TF's; no second derivative, as in TF)",
+                                  "test_image_resize.py::test_resize_gradients_match_tensorflow"),
 }
 
 LISTS = {"FD_GRADIENT_TESTED": FD_GRADIENT_TESTED, "FORWARD_ONLY": FORWARD_ONLY,

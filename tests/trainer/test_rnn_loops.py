@@ -309,8 +309,9 @@ def test_contrib_rnn_aliases_and_contrib_errors():
     from tensorfleet.contrib import rnn as contrib_rnn
     from tensorfleet.nn.rnn_cell import BasicLSTMCell
     assert contrib_rnn.BasicLSTMCell is BasicLSTMCell
-    with pytest.raises(AttributeError, match="tf.contrib.layers is not supported.*only.*tf.contrib.rnn"):
-        tf.contrib.layers.xavier_initializer()
+    with pytest.raises(AttributeError, match="tf.contrib.learn is not supported.*tf.contrib.layers, "
+                                             "tf.contrib.framework and tf.contrib.rnn only"):
+        tf.contrib.learn.DNNClassifier([10], [])
     with pytest.raises(AttributeError, match="tf.contrib.rnn.LayerNormBasicLSTMCell is not supported"):
         tf.contrib.rnn.LayerNormBasicLSTMCell(3)
     assert not hasattr(tf.contrib, "slim")

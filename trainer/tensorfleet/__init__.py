@@ -79,7 +79,6 @@ from .platform import tf_logging as logging  # noqa: E402  (tf.logging)
 from .namespaces import debugging, linalg, math, random  # noqa: E402  (tf.math, tf.random, ...)
 from .namespaces import sparse, strings  # noqa: E402
 from .namespaces import queue  # noqa: E402  (tf.queue.FIFOQueue & co)
-from .rnn_namespaces import contrib  # noqa: E402  (tf.contrib: only tf.contrib.rnn)
 from .ops.reverse_sequence_op import reverse_sequence  # noqa: E402
 from .distributed.namespace import distribute  # noqa: E402  (tf.distribute.Server, .cluster_resolver)
 from . import io  # noqa: E402  (tf.io: TFRecord files)
@@ -88,19 +87,33 @@ from . import summary  # noqa: E402  (tf.summary)
 from .protos.event_pb2 import Event, LogMessage, SessionLog  # noqa: E402  (TF 1.15's top-level protos)
 from .protos.summary_pb2 import HistogramProto, Summary, SummaryMetadata  # noqa: E402
 from . import data  # noqa: E402  (tf.data)
-from .image_ops import image  # noqa: E402  (tf.image: a subset for input pipelines)
+from . import image  # noqa: E402  (tf.image: adjustments, resizing, decoding and encoding)
 from .namespaces import io  # noqa: E402,F811  (after the tensorfleet.io package: it adds the decoders to it)
 from . import version  # noqa: E402,F401  (tf.version; the choice of version string: version.py)
-from .version import VERSION  # noqa: E402
+from .version import (VERSION, COMPILER_VERSION, CXX11_ABI_FLAG, MONOLITHIC_BUILD, GRAPH_DEF_VERSION,  # noqa: E402
+                      GRAPH_DEF_VERSION_MIN_CONSUMER, GRAPH_DEF_VERSION_MIN_PRODUCER)
 from . import metrics as _prometheus_metrics  # noqa: E402  (the Prometheus exporter; `tf.metrics` below is TF's)
 from .ops import metrics_ops as _metrics_ops  # noqa: E402
 from .graph_io import AttrValue, GraphDef, NameAttrList, import_graph_def  # noqa: E402  (graph import/export)
 from .namespaces import graph_util  # noqa: E402
 from .protos.meta_graph_pb2 import MetaGraphDef  # noqa: E402
 from . import feature_column  # noqa: E402  (tf.feature_column)
-from . import estimator  # noqa: E402  (tf.estimator: the top layer)
+from . import saved_model  # noqa: E402  (tf.saved_model)
+from . import estimator  # noqa: E402  (tf.estimator)
+from . import keras  # noqa: E402  (tf.keras, graph mode: the top layer; docs/keras.md)
+from . import contrib  # noqa: E402  (tf.contrib: layers, framework, rnn)
 
 __version__ = VERSION
+__compiler_version__ = COMPILER_VERSION
+__cxx11_abi_flag__ = CXX11_ABI_FLAG
+__monolithic_build__ = MONOLITHIC_BUILD
+
+
+def __getattr__(name):
+    """`tf.GIT_VERSION` / `tf.__git_version__`: read from the package metadata on first use (version.py)."""
+    if name in ("GIT_VERSION", "__git_version__"):
+        return version.git_version()
+    raise AttributeError(f"module 'tensorflow' has no attribute {name!r}")
 
 newaxis = None
 AUTO_REUSE = _sys.modules[__name__].__dict__.get("AUTO_REUSE", "auto_reuse")

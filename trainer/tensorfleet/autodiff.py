@@ -13,7 +13,7 @@ from .graph import Tensor
 from .default_graph import convert_to_tensor, get_default_graph
 from .op_registry import get_op_def, gradient_function
 from .indexed_slices import IndexedSlices
-from .ops import array_ops, indexed_slices_ops, math_ops
+from .ops import array_ops, control_flow_ops, indexed_slices_ops, math_ops
 
 #: ops whose gradient function passes an IndexedSlices gradient on as is (TF's _IdGrad)
 _SPARSE_GRADIENT_OPS = frozenset({"Identity"})
@@ -51,7 +51,12 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
               gate_gradients=False, aggregation_method=None, stop_gradients=None,
               unconnected_gradients="none"):
     """Symbolic d(sum(ys))/d(xs); None for an x that no y depends on (or zeros with 'zero'). The gradient of a
-    tensor read only through `tf.gather` / `embedding_lookup` is an IndexedSlices, as in TF."""
+    tensor read only through `tf.gather` / `embedding_lookup` is an IndexedSlices, as in TF.
+
+    `gate_gradients=True` (what `Optimizer.compute_gradients` asks for with its default GATE_OP) passes the
+    input gradients of every op that has more than one through `tf.tuple`, as TF does (`_gated`): none of
+    them is available before all are computed. That is what keeps an update from changing a variable that another
+    gradient of the same op still reads (`d(x @ W)/dx` reads W; its update waits for `d/dW`'s group)."""
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     xs_in = _as_list(xs)
     xs = [convert_to_tensor(x) for x in xs_in]
@@ -92,9 +97,10 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
             with g.name_scope(op.name + "_grad"), \
                     (g.colocate_with(op) if colocate_gradients_with_ops else _null()):
-                in_grads = grad_fn(op, *[gr if gr is not None else _zeros_like(t)
-                                         for gr, t in zip(out_grads, op._outputs)])
-            in_grads = _as_list(in_grads)
+                in_grads = _as_list(grad_fn(op, *[gr if gr is not None else _zeros_like(t)
+                                                  for gr, t in zip(out_grads, op._outputs)]))
+                if gate_gradients and sum(gr is not None for gr in in_grads) > 1:
+                    in_grads = _gated(g, op, in_grads, between)
             if len(in_grads) != len(op._inputs):
                 raise ValueError(f"Gradient function for {op.type} returned {len(in_grads)} gradients, "
                                  f"expected {len(op._inputs)}")
@@ -109,6 +115,18 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 gsum = _zeros_like(x)
             result.append(gsum)
     return result
+
+
+def _gated(g, op, in_grads: list, between: set) -> list:
+    """`in_grads` through TF's `tuple` (`<op>_grad/tuple/group_deps` gates `.../tuple/control_dependency[_N]`),
+    names as TF's. The gate waits for the gradients something uses (of inputs on the path); TF's also waits
+    for the others (e.g. `d/dx` of a first layer's `x @ W`), which nothing reads: leaving them out changes no
+    value and spares computing them."""
+    used = [gr for gr, t in zip(in_grads, op._inputs)
+            if gr is not None and t._op in between and t.dtype.is_differentiable]
+    with g.colocate_with(None, ignore_existing=True), g.name_scope("tuple"):
+        gate = control_flow_ops.group(*sorted({gr.op for gr in used}, key=lambda o: o._id))
+        return [None if gr is None else control_flow_ops.with_dependencies([gate], gr) for gr in in_grads]
 
 
 def _aggregate(grads: Optional[list]):

@@ -1,4 +1,5 @@
-"""`tf.ConfigProto`, `tf.GPUOptions`, `tf.RunOptions`, `tf.RunMetadata` as plain Python records.
+"""`tf.ConfigProto`, `tf.GPUOptions` as plain Python records; `tf.RunOptions`, `tf.RunMetadata` are TF's protos
+(`run_metadata.py`, re-exported here).
 
 Sits beside `session`: a `Session(config=...)` reads it once at creation to pick
 its devices (`devices`), placement rules (`placement`), thread pools and
@@ -24,7 +25,7 @@ node of the run is on one (real) GPU.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from .run_metadata import RunMetadata, RunOptions  # noqa: F401  (tf.RunOptions, tf.RunMetadata)
 
 __all__ = ["ConfigProto", "GPUOptions", "RunOptions", "RunMetadata", "GraphOptions", "OptimizerOptions"]
 
@@ -123,60 +124,3 @@ class ConfigProto(_Message):
     }
     _CONVERT = {"device_count": dict, "intra_op_parallelism_threads": int, "inter_op_parallelism_threads": int,
                 "allow_soft_placement": bool, "log_device_placement": bool, "use_per_session_threads": bool}
-
-
-class RunOptions(_Message):
-    """`tf.RunOptions`: per-call tracing (FULL_TRACE fills RunMetadata.step_stats)."""
-
-    NO_TRACE = 0
-    SOFTWARE_TRACE = 1
-    HARDWARE_TRACE = 2
-    FULL_TRACE = 3
-    TraceLevel = type("TraceLevel", (), {"NO_TRACE": 0, "SOFTWARE_TRACE": 1, "HARDWARE_TRACE": 2, "FULL_TRACE": 3})
-
-    _FIELDS = {"trace_level": 0, "timeout_in_ms": 0, "inter_op_thread_pool": 0,
-               "output_partition_graphs": False, "report_tensor_allocations_upon_oom": False}
-
-
-class NodeExecStats:
-    """One node's timing in a traced run (times in microseconds since the epoch / relative)."""
-
-    __slots__ = ("node_name", "all_start_micros", "all_end_rel_micros", "thread_id", "timeline_label")
-
-    def __init__(self, node_name: str, all_start_micros: int, all_end_rel_micros: int, thread_id: int = 0,
-                 timeline_label: str = ""):
-        self.node_name = node_name
-        self.all_start_micros = all_start_micros
-        self.all_end_rel_micros = all_end_rel_micros
-        self.thread_id = thread_id
-        self.timeline_label = timeline_label
-
-    def __repr__(self):
-        return f"NodeExecStats({self.node_name!r}, start={self.all_start_micros}, dur={self.all_end_rel_micros})"
-
-
-class DeviceStepStats:
-    __slots__ = ("device", "node_stats")
-
-    def __init__(self, device: str, node_stats: Optional[list] = None):
-        self.device = device
-        self.node_stats = node_stats if node_stats is not None else []
-
-
-class StepStats:
-    __slots__ = ("dev_stats",)
-
-    def __init__(self):
-        self.dev_stats: list = []
-
-
-class RunMetadata:
-    """`tf.RunMetadata`: filled by `Session.run(..., options, run_metadata)` when tracing is on."""
-
-    def __init__(self):
-        self.step_stats = StepStats()
-        self.partition_graphs: list = []
-        self.cost_graph: Any = None
-
-    def Clear(self) -> None:  # noqa: N802
-        self.__init__()

@@ -99,8 +99,31 @@ def _set_constant_factory(fn: Callable) -> None:
     _constant_factory = fn
 
 
+#: TF's autopacking conversion of lists and tuples holding tensors (`ops/autopacking.py` installs it)
+_autopacker: Optional[Callable] = None
+
+
+def _set_autopacker(fn: Callable) -> None:
+    global _autopacker
+    _autopacker = fn
+
+
+def _autopack(value, dtype, preferred_dtype, name):
+    """The packed tensor of a list or tuple that holds tensors, or NotImplemented (TF tries the preferred dtype
+    first and falls back to none when the values do not fit it)."""
+    if dtype is None and preferred_dtype is not None:
+        try:
+            packed = _autopacker(value, _dtypes.as_dtype(preferred_dtype), name)
+        except (TypeError, ValueError):
+            packed = NotImplemented
+        if packed is not NotImplemented:
+            return packed
+    return _autopacker(value, dtype, name)
+
+
 def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None) -> Tensor:
-    """Tensors pass through (dtype checked); registered types convert; other values become constants."""
+    """Tensors pass through (dtype checked); lists and tuples holding tensors pack (TF's autopacking);
+    registered types convert; other values become constants."""
     if dtype is not None:
         dtype = _dtypes.as_dtype(dtype)
     if isinstance(value, Tensor):
@@ -108,6 +131,10 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None) -> Ten
             raise ValueError(f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype "
                              f"{value.dtype.name}: {value!r}")
         return value
+    if isinstance(value, (list, tuple)) and _autopacker is not None:
+        packed = _autopack(value, dtype, preferred_dtype, name)
+        if packed is not NotImplemented:
+            return packed
     for base, fn in _conversion_functions:
         if isinstance(value, base):
             return convert_to_tensor(fn(value, dtype=dtype, name=name), dtype=dtype)

@@ -6,6 +6,7 @@ is created (graph layer); the placer in `placement` consumes the result.
 Grammar (every part optional, any order, type case-insensitive):
     /job:<name>/replica:<int>/task:<int>/device:<TYPE>:<int|*>
     short forms: /cpu:0, /gpu:1, /CPU:0 ; the empty string means "anywhere".
+Empty components are ignored as TF's `DeviceSpec.parse_from_string` does (`'/' + '/cpu:0'` is `/cpu:0`).
 """
 from __future__ import annotations
 
@@ -108,8 +109,8 @@ def _parse(spec: str) -> DeviceSpec:
     if s.startswith("/"):
         s = s[1:]
     for part in s.split("/"):
-        if not part:
-            raise ValueError(f"Malformed device specification: {whole!r}")
+        if not part:  # TF's parse_from_string skips empty components: '//cpu:0', '/job:ps//task:0', '/cpu:0/'
+            continue
         bits = part.split(":")
         key = bits[0].lower()
         if key == "job" and len(bits) == 2 and _JOB.match(bits[1]):

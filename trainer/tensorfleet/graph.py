@@ -37,7 +37,10 @@ _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\-/>]*$")
 class Tensor:
     """A symbolic handle to one output of an Operation (`"op_name:index"`)."""
 
-    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "__weakref__")
+    # `_keras_history` / `_keras_mask`: set by tf.keras layers on the tensors they output (keras/engine/node.py),
+    # unset (AttributeError, as TF's `hasattr(t, "_keras_history")` checks expect) on every other tensor.
+    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "_keras_history", "_keras_mask",
+                 "__weakref__")
 
     # Let numpy defer to our operator overloads (np.float32(2) * tensor).
     __array_priority__ = 100

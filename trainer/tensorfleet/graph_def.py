@@ -38,6 +38,7 @@ from .func_graph import FuncGraph, Function
 from .graph import Graph, Operation, Tensor
 from .op_registry import get_op_def
 from .tensor_shape import TensorShape
+from .version import GRAPH_DEF_VERSION
 
 from .protos.attr_value_pb2 import AttrValue
 from .protos.graph_pb2 import GraphDef
@@ -48,7 +49,7 @@ from .tensor_proto import (dtype_to_enum, enum_to_dtype, ndarray_to_proto, proto
                            proto_to_shape, shape_to_proto)
 
 #: TF 1.15's GRAPH_DEF_VERSION, written as the producer version
-PRODUCER_VERSION = 119
+PRODUCER_VERSION = GRAPH_DEF_VERSION
 #: prefix of the tagged `func` attribute values that carry Python values TF has no kind for
 _TAG = "tensorfleet."
 

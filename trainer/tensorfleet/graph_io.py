@@ -8,9 +8,10 @@ write it for TensorBoard or a serving tool, and freeze a trained model into cons
 
 Exported graphs are for people and tools: a value with no GraphDef form (a tf.data Dataset held
 by an iterator op) is written as a `tensorfleet.opaque` placeholder, which import refuses naming
-the node. `import_graph_def` rewrites a copy of the GraphDef (prefixed, de-duplicated names; mapped
-inputs; the few common ops TensorFlow writes in another form adapted, `_from_tensorflow`) and hands it
-to `graph_def.import_graph_def`, which checks every node and evaluates nothing.
+the node. `import_graph_def` reads a GraphDef in TensorFlow's own op forms (a frozen graph or `.meta` file
+that TF wrote: `tf_graph.is_tf_form`) through `tf_graph.import_tf_graph_def`, rewrites a copy (prefixed,
+de-duplicated names; mapped inputs) and hands it to `graph_def.import_graph_def`, which checks every node
+and evaluates nothing. Graphs written for TensorFlow itself are SavedModels (`tf.saved_model`).
 """
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from typing import Optional
 
 from google.protobuf import text_format
 
-from . import dtypes as _dtypes
 from . import graph_def as _gd
+from . import tf_graph
 from .default_graph import get_default_graph, name_scope
 from .graph import Graph, Operation, Tensor
 from .platform.atomic_file import write_atomically
@@ -80,6 +81,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
             raise ValueError(f"input_map[{key!r}] is not an element of the default graph")
     if isinstance(return_elements, str):
         raise TypeError("return_elements must be a list of strings")
+    if tf_graph.is_tf_form(graph_def):  # written by TensorFlow (or a SavedModel's): TF's op forms -> these ops'
+        graph_def = tf_graph.import_tf_graph_def(graph_def)
     with name_scope(name, "import", list(mapping.values())) as scope:
         prefix = scope or ""
     taken: set = set()
@@ -87,9 +90,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     used: set = set()
     out = GraphDef()
     out.versions.CopyFrom(graph_def.versions)
-    by_name = {nd.name: nd for nd in graph_def.node}
     for nd in graph_def.node:
-        out.node.append(_rewritten(nd, renamed, mapping, used, by_name))
+        out.node.append(_rewritten(nd, renamed, mapping, used))
     unused = sorted(set(mapping) - used)
     if unused:
         raise ValueError(f"Attempted to map inputs that were not found in graph_def: [{', '.join(unused)}]")
@@ -97,29 +99,9 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     return None if return_elements is None else [_element(graph, e, renamed) for e in return_elements]
 
 
-def _from_tensorflow(nd, by_name: dict):
-    """A node as TensorFlow writes it -> these ops' form, for the few common ops whose forms differ: Softmax
-    and LogSoftmax have no `axis` attribute in TF (the last axis); ArgMax/ArgMin take the axis as a Const
-    input. Any other difference is an error naming the node on import."""
-    if nd.op in ("Softmax", "LogSoftmax") and "axis" not in nd.attr:
-        nd.attr["axis"].i = -1
-    elif nd.op in ("ArgMax", "ArgMin") and "axis" not in nd.attr and len(nd.input) == 2:
-        axis_node = by_name.get(_node_input(nd.input[1])[0])
-        if axis_node is not None and axis_node.op == "Const" and "value" in axis_node.attr:
-            axis = _gd.proto_to_ndarray(axis_node.attr["value"].tensor, f"Node '{axis_node.name}' value")
-            nd.attr["axis"].i = int(axis)
-            del nd.input[1]
-            if "output_type" not in nd.attr:
-                nd.attr["output_type"].CopyFrom(_gd.encode_attr(_dtypes.int64))
-        for key in ("T", "Tidx"):  # TF's type attributes, implied by the inputs here
-            if key in nd.attr:
-                del nd.attr[key]
-
-
-def _rewritten(nd, renamed: dict, mapping: dict, used: set, by_name: dict):
+def _rewritten(nd, renamed: dict, mapping: dict, used: set):
     new = type(nd)()
     new.CopyFrom(nd)
-    _from_tensorflow(new, by_name)
     new.name = renamed[nd.name]
     inputs = list(new.input)
     del new.input[:]

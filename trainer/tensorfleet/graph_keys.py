@@ -25,4 +25,9 @@ class GraphKeys:
     READY_OP = "ready_op"
     QUEUE_RUNNERS = "queue_runners"
     TRAIN_OP = "train_op"
+    WEIGHTS = "weights"  # (tf.contrib.layers: apply_regularization's default, summarize_weights/biases/activations)
+    BIASES = "biases"
+    ACTIVATIONS = "activations"
     VARIABLES = GLOBAL_VARIABLES
+    ASSET_FILEPATHS = "asset_filepaths"
+    TABLE_INITIALIZERS = "table_initializer"

@@ -1,6 +1,6 @@
 """`tf.losses`: TF 1.15's loss functions, weighted reductions and the LOSSES collection helpers.
 
-Sits above `ops/` beside `layers.py`: every loss is composed of existing math/nn ops
+Sits above `ops/` beside `layers/`: every loss is composed of existing math/nn ops
 (their registered gradients apply), reduced by `compute_weighted_loss` exactly as TF's
 `losses_impl.py` does (float32 arithmetic, `div_no_nan` means, default reduction
 SUM_BY_NONZERO_WEIGHTS) and added to `GraphKeys.LOSSES` so `get_total_loss()` sees it.

@@ -83,6 +83,9 @@ from .ops import sequence_parsing_ops as _seq_parsing  # noqa: E402
 _IO.update(FixedLenSequenceFeature=_seq_parsing.FixedLenSequenceFeature,
            parse_single_sequence_example=_seq_parsing.parse_single_sequence_example,
            parse_sequence_example=_seq_parsing.parse_sequence_example)
+from .ops import image_codec_ops as _codecs  # noqa: E402
+
+_IO.update({n: getattr(_codecs, n) for n in _codecs.__all__})  # tf.io.decode_jpeg & co, as TF 1.15's tf.io
 
 
 def _extend_io(members: dict) -> types.ModuleType:

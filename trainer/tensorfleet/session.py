@@ -20,8 +20,8 @@ import numpy as np
 
 from . import dtypes as _dtypes
 from . import errors
-from .config import ConfigProto, RunOptions
-from .config import DeviceStepStats, NodeExecStats
+from .config import ConfigProto
+from .run_metadata import fill_partition_graphs, fill_step_stats, trace_requested
 from .devices import local_devices
 from .graph import Graph, Operation, Tensor, _default_session_stack
 from .indexed_slices import IndexedSlices, IndexedSlicesValue
@@ -189,7 +189,8 @@ _SESSION_FACTORIES: dict = {}
 
 def register_session_factory(scheme: str, factory) -> None:
     """Lets a higher layer serve `Session("<scheme>://...")`: the backend's run(fetch tensors, feed tensors,
-    feed values, target ops, timeout_ms) returns the fetched values; list_devices() and close() too."""
+    feed values, target ops, timeout_ms[, step_stats=a StepStats to trace into]) returns the fetched values;
+    list_devices() and close() too."""
     _SESSION_FACTORIES[scheme] = factory
 
 
@@ -298,15 +299,16 @@ class BaseSession:
             fetch_tensors, targets = tuple(fetch_tensors), tuple(targets)
         if self._remote is not None:
             timeout_ms = getattr(options, "timeout_in_ms", 0) or 0
-            results = self._remote.run(fetch_tensors, feed_tensors, feed_values, targets, timeout_ms)
+            if options is not None and trace_requested(options, run_metadata):  # every task's stats, merged
+                results = self._remote.run(fetch_tensors, feed_tensors, feed_values, targets, timeout_ms,
+                                           step_stats=run_metadata.step_stats)
+            else:
+                results = self._remote.run(fetch_tensors, feed_tensors, feed_values, targets, timeout_ms)
             if mapper is None:
                 return None if index[0] is None else _fetch_value(results[0])
             return mapper.build([None if i is None else _fetch_value(results[i]) for i in index])
         plan = self._plan(fetch_tensors, tuple(feed_tensors), targets)
-        trace = None
-        if options is not None and run_metadata is not None and \
-                getattr(options, "trace_level", 0) >= RunOptions.SOFTWARE_TRACE:
-            trace = []
+        trace = [] if options is not None and trace_requested(options, run_metadata) else None
         fp_token = fp_state.enter()  # numpy's floating-point warnings off: TF's kernels make NaN/Inf silently
         try:
             timeout_ms = (getattr(options, "timeout_in_ms", 0) if options is not None else 0) or self._timeout_ms
@@ -317,8 +319,11 @@ class BaseSession:
                 results = plan.run(feed_values, trace)
         finally:
             fp_state.exit(fp_token)
-        if trace is not None:
-            _fill_step_stats(run_metadata, trace)
+        if run_metadata is not None and options is not None:
+            if trace is not None:
+                fill_step_stats(run_metadata.step_stats, trace)
+            if getattr(options, "output_partition_graphs", False):
+                fill_partition_graphs(run_metadata, plan.plan)
         if mapper is None:
             return None if index[0] is None else _fetch_value(results[0])
         values = [None if i is None else _fetch_value(results[i]) for i in index]
@@ -415,18 +420,6 @@ class BaseSession:
         self._default_ctx.__exit__(*exc)
         self.close()
         return False
-
-
-def _fill_step_stats(run_metadata, trace) -> None:
-    """RunMetadata.step_stats from the executor's (node, device, start, end, thread) records."""
-    import time
-
-    offset = time.time() - time.perf_counter()
-    by_dev: dict = {}
-    for name, dev, start, end, tid in trace:
-        by_dev.setdefault(dev, []).append(NodeExecStats(name, int((start + offset) * 1e6),
-                                                        int((end - start) * 1e6), tid))
-    run_metadata.step_stats.dev_stats.extend(DeviceStepStats(d, ns) for d, ns in by_dev.items())
 
 
 class _SessionDefault:

@@ -1,6 +1,7 @@
 """`tensorfleet-train`: the process inside every ps, worker, chief and evaluator pod.
 
     tensorfleet-train --model mnist-mlp --steps 2000 --checkpoint-dir /ckpt      # a built-in model
+    tensorfleet-train --model mnist-cnn --steps 2000 --export-dir /models/mnist  # ... and a SavedModel at the end
     tensorfleet-train --script my_script.py -- --my-flag 1                       # this Python on a script
     tensorfleet-train -- python my_script.py --my-flag 1                         # any command
 
@@ -73,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--checkpoint-dir", default=None, help="the chief saves here; the evaluator reads here")
     model.add_argument("--save-checkpoint-steps", type=_non_negative(int), default=100, help="0: only at the end")
     model.add_argument("--keep-checkpoints", type=_positive(int), default=5)
+    model.add_argument("--export-dir", default=None, metavar="DIR",
+                       help="the chief writes the trained model as a SavedModel in DIR/<timestamp> at the end "
+                            "(TF Serving's --model_base_path); docs/saved-model.md")
     model.add_argument("--eval-interval", type=_positive(float), default=5.0, help="evaluator: seconds between polls")
     model.add_argument("--eval-timeout", type=_non_negative(float), default=0.0,
                        help="evaluator: exit (retryable) after this long without a new checkpoint; 0: never")
@@ -137,7 +141,9 @@ def _run(args, command: list, environ, shutdown: Shutdown) -> int:
 
             shutdown.install()
             wait_for_peers(peers, args.startup_timeout, stop=lambda: shutdown.requested)
-        return script_runner.run_command(argv, args.grace_period)
+        code = script_runner.run_command(argv, args.grace_period)
+        script_runner.report_script_end(task, code)
+        return code
 
     shutdown.install()
     from .telemetry import Telemetry, metrics_port_from

@@ -3,7 +3,7 @@
 Called by the roles (training.py, evaluator.py) to build one graph: the caller decides the device
 scope (`replica_device_setter` in a cluster). Every model has the same interface (`Model`): `x`
 (float32 [None, pixels]), `labels` (int64 [None]), `loss`, `accuracy`, `train_op` (None when built for
-evaluation), `global_step` and the feeds that switch dropout on for training. The input size follows
+evaluation), `global_step`, `logits` and the feeds that switch dropout on for training. The input size follows
 the data (784 for MNIST, 64 for scikit-learn's 8x8 digits).
 """
 from __future__ import annotations
@@ -34,6 +34,7 @@ class Model:
     train_op: Optional[object]
     train_feeds: dict            # extra feeds while training (dropout)
     step_after_train: Optional[object] = None   # the global step read after train_op has run
+    logits: Optional[object] = None             # [None, 10]: what the serving signature turns into classes
 
 
 def evaluate(sess, model: Model, images, labels, batch_size: int = 1000) -> tuple:
@@ -128,4 +129,4 @@ def build(name: str, pixels: int, learning_rate: Optional[float], training: bool
             step_after = global_step.read_value()
     dropout_keep = {"mnist-mlp": 0.9, "mnist-cnn": 0.5}.get(name)
     feeds = {keep_prob: dropout_keep} if dropout_keep and training else {}
-    return Model(x, labels, loss, accuracy, global_step, train_op, feeds, step_after)
+    return Model(x, labels, loss, accuracy, global_step, train_op, feeds, step_after, logits)

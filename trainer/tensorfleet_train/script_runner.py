@@ -7,7 +7,9 @@ receives (TERM, INT, HUP, QUIT, USR1, USR2) are forwarded to that group; after S
 still alive after the grace period is killed and the launcher exits 128+n. The child's exit status is
 passed through (killed by signal n: 128+n). On Linux the child is also killed if the launcher itself
 dies (PR_SET_PDEATHSIG), and whatever is left in its process group is killed when it ends: nothing is
-orphaned.
+orphaned. When a chief/worker script has ended, however it ended, the launcher tells the ps tasks that this
+task needs them no more (`report_script_end`; a script the library let end normally told them already), so a
+released ps does not wait its grace period for a script that was killed.
 """
 from __future__ import annotations
 
@@ -59,6 +61,17 @@ def _kill_group(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def report_script_end(task, code: int) -> None:
+    """Tells every ps of the task's cluster that this chief/worker task ended (tensorfleet.distributed.shutdown)."""
+    if task.type not in ("chief", "master", "worker") or not task.cluster.get("ps"):
+        return
+    from tensorfleet.distributed import shutdown
+
+    failed = shutdown.report_ended_for(task.training_cluster(), task.type, task.index,
+                                       f"the script of {task.name} exited with {code}")
+    runlog.log("reported_end", f"told the ps tasks that {task.name} ended", unreachable=",".join(failed))
 
 
 def run_command(argv: Sequence[str], grace_seconds: float) -> int:

@@ -9,10 +9,11 @@ variables (unless a surviving ps still holds them); the other workers wait until
 initialised. Every task trains until the global step reaches `--steps`.
 
 The chief saves a checkpoint every `--save-checkpoint-steps`, on SIGTERM (then exits 143) and at the
-end, where it also evaluates the test split and writes the "complete" marker the evaluator waits for
-(checkpoints.py). A lost peer (`UnavailableError`, `AbortedError`, `DeadlineExceededError`) is
-recovered from: wait for the peers again for `--recovery-timeout` and open a new session, at most
-`--max-recoveries` times; a ps that stays away exits PS_UNAVAILABLE, another peer LOST_PEER.
+end, where it also evaluates the test split, writes the "complete" marker the evaluator waits for
+(checkpoints.py) and, with `--export-dir`, the SavedModel (export.py) before it releases the ps tasks.
+A lost peer (`UnavailableError`, `AbortedError`, `DeadlineExceededError`) is recovered from: wait for the
+peers again for `--recovery-timeout` and open a new session, at most `--max-recoveries` times; a ps that
+stays away exits PS_UNAVAILABLE, another peer LOST_PEER.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from typing import Any, Optional
 
 import tensorfleet as _tensorfleet
 
-from . import checkpoints, models, runlog, startup
+from . import checkpoints, export, models, runlog, startup
 from .exit_codes import ExitCode, LauncherExit
 from .sync_step import BarrierStep
 from .task import Task
@@ -129,7 +130,7 @@ class Trainer:
                 self.sync_hook.begin()
                 if self.is_chief and hasattr(self.sync_optimizer, "stale_gradients"):   # tensorfleet's extension
                     self.stale_op = self.sync_optimizer.stale_gradients()
-            model_vars = [v for v in tf.global_variables() if v is not self.workers_done]
+            model_vars = self.model_vars = [v for v in tf.global_variables() if v is not self.workers_done]
             self.init_op = tf.global_variables_initializer()
             self.init_done_counter = tf.variables_initializer([self.workers_done])
             # global variables only: the sync optimizer's local step is each task's own (its local init op)
@@ -306,7 +307,12 @@ class Trainer:
                 runlog.log("test", "", global_step=step, loss=round(loss, 6), accuracy=round(accuracy, 6))
                 if path:
                     checkpoints.write_marker(self.checkpoint_dir, path, step)
-                self._release_cluster(sess)
+                try:
+                    if self.args.export_dir:   # before the release: the variables may live on the ps tasks
+                        export.export_saved_model(self.args.export_dir, self.args.model,
+                                                  int(self.data.train.images.shape[1]), sess, self.model_vars)
+                finally:
+                    self._release_cluster(sess)
         elif not stopped and self.task.is_distributed:
             sess.run(self.mark_done)   # the chief waits for this before it releases the ps tasks
         if stopped:

@@ -30,6 +30,17 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: tensorfleet
 {{- end -}}
 
+{{/*
+Helm's release-ownership annotations. Helm sets them itself on install; rendering them too lets
+objects applied from `helm template` output (deploy/operator.yaml: release tensorfleet, namespace
+tensorfleet-system) be adopted by `helm install` of that release, together with the
+app.kubernetes.io/managed-by: Helm label above.
+*/}}
+{{- define "tensorfleet.ownership" -}}
+meta.helm.sh/release-name: {{ .Release.Name }}
+meta.helm.sh/release-namespace: {{ .Release.Namespace }}
+{{- end -}}
+
 {{- define "tensorfleet.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- default (include "tensorfleet.fullname" .) .Values.serviceAccount.name -}}

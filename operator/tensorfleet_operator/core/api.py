@@ -137,6 +137,10 @@ PODGROUP_API = {
 
 # Max length of a child name: Services are DNS-1035 labels.
 MAX_CHILD_NAME = 63
+# Annotation bytes the operator may add to a pod (Volcano's two, with a 63-character job name): the
+# template's own annotations must leave room for them under the API server's 256 KiB.
+OPERATOR_ANNOTATION_BYTES = len(VOLCANO_GROUP_ANNOTATION) + MAX_CHILD_NAME + len(VOLCANO_TASK_ANNOTATION) + \
+    len('evaluator')
 
 # Bounds that keep one job from taking the operator (or the API server) down. Every pod's TF_CONFIG
 # lists every task, so pod size grows with the job and the job's bytes with its square.

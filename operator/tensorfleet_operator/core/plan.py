@@ -234,11 +234,13 @@ def _untouchable(body: dict[str, Any]) -> bool:
 
 
 def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[dict[str, Any]],
-              now: datetime.datetime, opts: ChildOptions | None = None) -> Plan:
+              now: datetime.datetime, opts: ChildOptions | None = None, refused: InvalidSpec | None = None) -> Plan:
     """Decide everything for one TFJob. Pure: the same input gives the same plan.
 
     ``pods`` and ``services`` are the objects carrying the job's label, as plain dicts (the API
     server's JSON, or pod-like dicts with ``metadata`` and ``status`` from a local runner).
+    ``refused``: the API server refused a child of this very spec as invalid (the shell saw a
+    400/422 on a create): the job fails as ``InvalidSpec`` just as if the core had found it.
     """
     opts = opts or ChildOptions()
     gang = bool(opts.gang_scheduler)
@@ -252,12 +254,17 @@ def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[d
     try:
         job = parse_job(body)
         children.check_size(job, opts)
+        if refused is not None:
+            raise refused
     except InvalidSpec as err:
         return _invalid(plan, body, err, _observe(uid, pods, services, None), now, gang)
     obs = _observe(uid, pods, services, job)
-    plan.job = job
     if status.get('reason') == TerminalReason.INVALID_SPEC.value:
+        if status.get('observedSpecHash') == job.spec_hash:
+            _finished(plan, None, obs, now, gang)   # refused by the API server; the spec is unchanged
+            return plan
         status.clear()      # the spec was fixed: start over (the old failure was about a different spec)
+    plan.job = job
     if is_finished(status.get('conditions') or []):
         _finished(plan, job, obs, now, gang)
         return plan

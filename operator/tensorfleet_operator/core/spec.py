@@ -4,7 +4,9 @@ First step of the pure reconcile core (no I/O, no kopf). ``parse_job`` applies
 Kubeflow's defaults (replicas 1, restartPolicy Never, case-normalised replica
 keys, ``tfjob-port`` 2222) and checks what the CRD schema cannot: a Worker or
 Chief exists, at most one chief, a ``tensorflow`` container in every template,
-child names that fit a DNS label. Problems raise :class:`InvalidSpec`, whose
+child names that fit a DNS label, and what the API server would refuse on every
+pod (``metadata_rules.py``: pod-template label keys and values, annotation keys
+and size; the job name as the value of the children's job-name label). Problems raise :class:`InvalidSpec`, whose
 ``field`` is the path of the offending field, so the job can end ``Failed`` with
 reason ``InvalidSpec`` and a message that points at the fix.
 """
@@ -19,10 +21,9 @@ from enum import Enum
 from fractions import Fraction
 from typing import Any
 
-from . import api
+from . import api, metadata_rules
 from .api import CleanPodPolicy, ReplicaType, RestartPolicy, SuccessPolicy
 
-_DNS1035 = re.compile(r'^[a-z]([-a-z0-9]*[a-z0-9])?$')
 _KEYS = {t.value.lower(): t for t in ReplicaType}
 
 
@@ -197,10 +198,24 @@ def _tf_port(tf: dict[str, Any], cpath: str) -> int:
     return port
 
 
+def _check_template_metadata(meta: Any, path: str) -> None:
+    """What the API server checks on every pod's metadata that comes from the template."""
+    if meta is None:
+        return
+    if not isinstance(meta, dict):
+        raise InvalidSpec(f'{path}.metadata', 'must be an object')
+    for key, problem in (('labels', metadata_rules.labels_problem(meta.get('labels') or {})),
+                         ('annotations', metadata_rules.annotations_problem(meta.get('annotations') or {},
+                                                                           api.OPERATOR_ANNOTATION_BYTES))):
+        if problem:
+            raise InvalidSpec(f'{path}.metadata.{key}', f'{problem} (the API server would refuse every pod)')
+
+
 def _default_template(template: Any, path: str) -> tuple[dict[str, Any], int, int]:
     """Validate a pod template; return the defaulted copy, the port and the GPU count."""
     if not isinstance(template, dict):
         raise InvalidSpec(path, 'a pod template is required')
+    _check_template_metadata(template.get('metadata'), path)
     template = copy.deepcopy(template)
     pod_spec = template.get('spec')
     if not isinstance(pod_spec, dict):
@@ -303,7 +318,10 @@ def parse_job(body: dict[str, Any]) -> JobSpec:
     """Default and validate a TFJob body. Raises :class:`InvalidSpec`."""
     meta: dict[str, Any] = body['metadata'] if isinstance(body.get('metadata'), dict) else {}
     name: str = meta['name'] if isinstance(meta.get('name'), str) else ''
-    if not _DNS1035.match(name):
+    if len(name) > metadata_rules.LABEL_VALUE_MAX:
+        raise InvalidSpec('metadata.name', f'{len(name)} characters; at most {metadata_rules.LABEL_VALUE_MAX}: the '
+                          f'name is the value of the label {api.JOB_NAME_LABEL} on every pod and service')
+    if metadata_rules.dns1035_label_problem(name):
         raise InvalidSpec('metadata.name', f'{name!r} must be a DNS-1035 label (lowercase, starts with a letter)')
     spec = body.get('spec')
     if not isinstance(spec, dict):

@@ -7,27 +7,17 @@ helpers from here, never from `conftest` (several test directories have a confte
 """
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
+
+from loopback_ports import free_ports  # noqa: F401 (re-exported: the test modules import it from here)
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 READY_TIMEOUT = 60
 
-
-def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
 
 
 def task_env(extra=None):

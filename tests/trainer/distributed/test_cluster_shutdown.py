@@ -1,7 +1,8 @@
 """End of training and recovery with real processes on 127.0.0.1 (train_script.py: TF1 scripts, import changed).
 
 - the chief's training ends (MonitoredTrainingSession closed or not; Supervisor stopped or not): every ps's
-  `server.join()` returns and the ps exits 0; a worker that would train forever is told and exits 0;
+  `server.join()` ends its process with 0 (its `finally` blocks run); a worker that would train forever is
+  told and exits 0;
 - a chief that crashes (uncaught exception) does not release the ps, which still holds the variables;
 - a ps nobody calls exits with the retryable idle code (tiny timeout through the environment);
 - a ps killed (SIGKILL) and restarted on its address mid-run: the sessions are recreated, the chief restores
@@ -110,7 +111,7 @@ def test_chief_end_releases_every_ps_and_the_other_worker(procs, style, tmp_path
     assert chief.wait() == 0, chief.output
     chief.wait_for(r"^STOPPED \d+")   # its loop ended (worker 1 may have pushed the global step past 60 first)
     assert ps.wait() == 0, ps.output
-    assert "PS_JOINED" in ps.output   # server.join() returned; the script ended normally
+    assert "PS_FINALLY" in ps.output and "PS_JOIN_RETURNED" not in ps.output   # join() ended the process
     assert other.wait() == 0, other.output
     assert re.search(r"^(STOPPED|ENDED)", other.output, re.M), other.output
 
@@ -148,7 +149,7 @@ def test_orphaned_ps_exits_with_the_retryable_idle_code(procs):
     ps.wait_for("^READY")
     assert ps.wait(60) == PS_IDLE_TIMEOUT_EXIT_CODE == 203, ps.output
     assert PS_IDLE_TIMEOUT_EXIT_CODE >= 128   # the operator's ExitCode policy retries it
-    assert "PS_JOINED" not in ps.output
+    assert "PS_FINALLY" in ps.output and "PS_JOIN_RETURNED" not in ps.output
 
 
 def test_mnist_monitored_training_session_async_reaches_95_percent(procs, tmp_path, full_mnist_dir):

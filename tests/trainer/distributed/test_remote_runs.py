@@ -198,16 +198,20 @@ def test_a_killed_ps_is_unavailable_naming_the_task_within_bounded_time(cluster_
         assert "/job:ps/replica:0/task:0" in str(info.value)
 
 
-def test_shutdown_stops_every_ps_whose_join_then_returns(cluster_procs, local_servers):
+def test_a_released_ps_serves_until_the_workers_have_ended_then_join_exits_0(cluster_procs, local_servers):
     c = cluster_procs({"ps": 2, "worker": 1})
     c.start("ps", 0)
     c.start("ps", 1)
     server = tf.train.Server(c.spec, job_name="worker", task_index=0)
     local_servers.append(server)
     assert server.master.shutdown_tasks("ps", reason="test over") == []
-    for index in (0, 1):  # run_task.py exits once join() returns
+    time.sleep(1)
+    for index in (0, 1):   # released, but worker 0 has not ended: still serving it
+        assert c.procs[("ps", index)].poll() is None
+        assert server.master.worker(*server.master.tasks()[index]).status().task.startswith("/job:ps")
+    server.stop()   # worker 0 ends: it tells both ps
+    for index in (0, 1):  # run_task.py's join() ends the process with the release's exit code
         assert c.procs[("ps", index)].wait(20) == 0
-    assert server.master.shutdown_tasks("ps") == ["/job:ps/replica:0/task:0", "/job:ps/replica:0/task:1"]
 
 
 @pytest.mark.parametrize("bulk", ["1", "0"])

@@ -72,8 +72,11 @@ def main():
     server = tf.train.Server(cluster, job_name=job, task_index=task)
     if job == "ps":
         print("READY", server.target, flush=True)
-        server.join()
-        print("PS_JOINED", flush=True)
+        try:
+            server.join()   # ends the process when released (SystemExit(0)): nothing after it runs
+            print("PS_JOIN_RETURNED", flush=True)
+        finally:
+            print("PS_FINALLY", flush=True)
         return
     is_chief = task == 0
     with tf.device(tf.train.replica_device_setter(worker_device=f"/job:worker/task:{task}", cluster=cluster)):

@@ -51,13 +51,14 @@ class Timeouts:
     - dead_peer_seconds: 5 (TENSORFLEET_DEAD_PEER_SECONDS): a peer that stops answering (no
       TCP keepalive replies, or a refused reconnect) fails the call with UnavailableError.
     - connect_seconds: 5 (TENSORFLEET_CONNECT_SECONDS): one connection attempt.
-    - startup_seconds: 120 (TENSORFLEET_STARTUP_SECONDS): how long a new session waits for every
-      task of its cluster to come up (TF waits forever; pods start in any order).
+    - startup_seconds: 300 (TENSORFLEET_STARTUP_SECONDS): how long a new session waits for its
+      master and every task it uses to come up (TF waits forever; pods start in any order; the
+      session's `operation_timeout_in_ms`, when set, bounds it instead: startup_wait.py).
     """
 
     dead_peer_seconds: float = field(default_factory=lambda: _env_float("TENSORFLEET_DEAD_PEER_SECONDS", 5.0))
     connect_seconds: float = field(default_factory=lambda: _env_float("TENSORFLEET_CONNECT_SECONDS", 5.0))
-    startup_seconds: float = field(default_factory=lambda: _env_float("TENSORFLEET_STARTUP_SECONDS", 120.0))
+    startup_seconds: float = field(default_factory=lambda: _env_float("TENSORFLEET_STARTUP_SECONDS", 300.0))
 
 
 def job_token() -> str:
@@ -108,6 +109,9 @@ class RpcClient:
             ("grpc.keepalive_timeout_ms", keepalive_ms),
             ("grpc.keepalive_permit_without_calls", 1),
             ("grpc.http2.max_pings_without_data", 0),
+            # as TF's channels: gRPC's own reconnect backoff grows to 120 s, so a task that came up late
+            # (pods start in any order) would be found only minutes after it was up
+            ("grpc.max_reconnect_backoff_ms", 1000),
         ])
         self._closed = False
 

@@ -37,8 +37,11 @@ from ..graph import Graph
 from ..graph_def import import_graph_def
 from ..placement import Placer
 from . import partition as _partition
+from . import startup_wait
 from .client import RpcClient, Timeouts
 from .protos import service_pb2
+from ..protos.step_stats_pb2 import StepStats
+from ..run_metadata import merge_step_stats
 
 logger = logging.getLogger("tensorfleet.distributed")
 _POOL = futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="tf-master")
@@ -67,9 +70,13 @@ class _LocalWorker:
         return self.service.register_graph(sub.graph_def, [p for p, _ in sub.sent + sub.local], sub.fetch,
                                            sub.targets, soft, log)
 
-    def run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None) -> dict:
-        return self.service.run_graph(sub.handle, step_id, sent, [(p, s) for p, s in sub.local], sub.keep,
-                                      sub.end_of_step, sub.keep_returned, timeout_ms, cancel)
+    def run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None, traces=None) -> dict:
+        stats = None if traces is None else StepStats()
+        out = self.service.run_graph(sub.handle, step_id, sent, [(p, s) for p, s in sub.local], sub.keep,
+                                     sub.end_of_step, sub.keep_returned, timeout_ms, cancel, stats)
+        if traces is not None:
+            traces.append(stats)
+        return out
 
     def cleanup(self, step_id) -> None:
         self.service.cleanup_step(step_id)
@@ -105,17 +112,19 @@ class _RemoteWorker:
         resp, _ = self.client.call("RegisterGraph", req, service_pb2.RegisterGraphResponse)
         return resp.graph_handle
 
-    def run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None) -> dict:
+    def run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None, traces=None) -> dict:
         req = service_pb2.RunGraphRequest(graph_handle=sub.handle, step_id=step_id, keep=sub.keep,
                                           keep_returned=sub.keep_returned, end_of_step=sub.end_of_step,
-                                          timeout_ms=timeout_ms)
+                                          timeout_ms=timeout_ms, trace=traces is not None)
         req.local.extend(service_pb2.LocalFeed(feed=p, key=s) for p, s in sub.local)
         # the task itself fails a blocked op at the deadline (DeadlineExceededError naming the node); the
         # client waits a little longer for that answer, then gives up on the connection
         # (a cancelled step aborts the call: the task sees its caller go and cancels the run there)
-        _, tensors = self.client.call("RunGraph", req, service_pb2.RunGraphResponse, list(sent.items()),
-                                      timeout=timeout_ms / 1000 + RPC_DEADLINE_SLACK_S if timeout_ms > 0 else None,
-                                      cancel=cancel)
+        resp, tensors = self.client.call("RunGraph", req, service_pb2.RunGraphResponse, list(sent.items()),
+                                         timeout=timeout_ms / 1000 + RPC_DEADLINE_SLACK_S if timeout_ms > 0 else None,
+                                         cancel=cancel)
+        if traces is not None:
+            traces.append(resp.step_stats)
         return dict(tensors)
 
     def cleanup(self, step_id) -> None:
@@ -129,9 +138,9 @@ class _RemoteWorker:
         self.client.call("DeregisterGraph", service_pb2.DeregisterGraphRequest(graph_handle=handle),
                          service_pb2.DeregisterGraphResponse)
 
-    def shutdown(self, reason: str, exit_code: int, keep_serving: bool = False) -> None:
+    def shutdown(self, reason: str, exit_code: int, keep_serving: bool = False, ended_task: str = "") -> None:
         self.client.call("Shutdown", service_pb2.ShutdownRequest(reason=reason, exit_code=exit_code,
-                                                                 keep_serving=keep_serving),
+                                                                 keep_serving=keep_serving, ended_task=ended_task),
                          service_pb2.ShutdownResponse, timeout=self.client.timeouts.connect_seconds)
 
 
@@ -192,24 +201,23 @@ class Master:
             return handle
 
     def wait_for_status(self, task_name: str, address: str, deadline: float):
-        handle = self.worker(task_name, address)
-        next_log = time.monotonic() + 10
-        delay = 0.05
-        while True:
-            try:
-                return handle.status()
-            except errors.UnavailableError as e:
-                if self.training_finished:   # the chief released the cluster: that task is not coming back
-                    raise errors.OutOfRangeError(None, None, f"Training finished (the chief released the "
-                                                             f"cluster); {task_name} is gone: {e.message}") from e
-                now = time.monotonic()
-                if now >= deadline:
-                    raise
-                if now >= next_log:
-                    logger.warning("CreateSession still waiting for response from worker: %s", task_name)
-                    next_log = now + 10
-                time.sleep(min(delay, max(0.0, deadline - now)))
-                delay = min(delay * 2, 1.0)
+        """The task's GetStatus, waiting for a task that is not up yet until `deadline` (startup_wait.py). Once the
+        chief has released the cluster, a task unreachable for `dead_peer_seconds` is not coming back: a released
+        ps serves only the tasks that had not ended yet (ps_lifetime.py), and then goes."""
+        unreachable_since: list = []
+
+        def released(e: errors.UnavailableError) -> None:
+            if not self.training_finished:
+                return
+            if not unreachable_since:
+                unreachable_since.append(time.monotonic())
+            elif time.monotonic() - unreachable_since[0] > self.timeouts.dead_peer_seconds:
+                raise errors.OutOfRangeError(None, None, f"Training finished (the chief released the "
+                                                         f"cluster); {task_name} is gone: {e.message}") from e
+
+        return startup_wait.call_until_up(self.worker(task_name, address).status, deadline,
+                                          f"CreateSession still waiting for response from worker: {task_name}",
+                                          released)
 
     # -- sessions ----------------------------------------------------------------------------------
     def create_session(self, graph: Graph, config=None) -> "MasterSession":
@@ -241,7 +249,7 @@ class Master:
             import_graph_def(graph_def, session.graph)
 
     def run_step_by_name(self, handle: str, feeds: list, fetch_names: list, target_names: list,
-                         timeout_ms: int = 0, cancel=None) -> list:
+                         timeout_ms: int = 0, cancel=None, step_stats=None) -> list:
         session = self._session(handle)
         key = (tuple(n for n, _ in feeds), tuple(fetch_names), tuple(target_names))
         resolved = session.by_name.get(key)
@@ -255,7 +263,7 @@ class Master:
             if len(session.by_name) < 1024:
                 session.by_name[key] = resolved
         fetches, targets, feed_tensors = resolved
-        return session.run(fetches, feed_tensors, [v for _, v in feeds], targets, timeout_ms, cancel)
+        return session.run(fetches, feed_tensors, [v for _, v in feeds], targets, timeout_ms, cancel, step_stats)
 
     def close_session(self, handle: str) -> None:
         with self._lock:
@@ -273,19 +281,26 @@ class Master:
             self.worker(name, address).reset(list(containers))
 
     def shutdown_tasks(self, job: str = "ps", reason: str = "training finished", exit_code: int = 0,
-                       keep_serving: bool = False) -> list:
-        """Tells every task of `job` (other than this one) to stop serving (with `keep_serving`: only that
-        training finished); returns the tasks that could not be told (already gone). See shutdown.py."""
-        failed = []
+                       keep_serving: bool = False, ended_task: str = "") -> list:
+        """Sends a Shutdown call (see shutdown.py) to every task of `job` other than this one, all at once, each
+        bounded by the connect timeout; returns the tasks that could not be told (already gone)."""
         own = _task_name(self.job, self.task)
-        for name, address in self.tasks():
-            if not name.startswith(f"/job:{job}/") or name == own:
-                continue
+        targets = [(name, address) for name, address in self.tasks()
+                   if name.startswith(f"/job:{job}/") and name != own]
+        failed: list = []
+
+        def tell(name: str, address: str) -> None:
             try:
-                self.worker(name, address).shutdown(reason, exit_code, keep_serving)
+                self.worker(name, address).shutdown(reason, exit_code, keep_serving, ended_task)
             except errors.OpError:
                 failed.append(name)
-        return failed
+
+        threads = [threading.Thread(target=tell, args=t, name=f"tf-shutdown-{t[0]}", daemon=True) for t in targets]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return sorted(failed)
 
     def close(self) -> None:
         with self._lock:
@@ -369,7 +384,7 @@ class MasterSession:
         self._plans: dict = {}
         self.by_name: dict = {}  # (feed, fetch, target names) -> resolved graph elements (remote clients)
         self._registered: list = []  # (worker, handle)
-        deadline = time.monotonic() + master.timeouts.startup_seconds
+        deadline = startup_wait.creation_deadline(master.timeouts.startup_seconds, timeout_ms)
         self._tasks = master.tasks(device_filters)
         self._devices = []
         for name, address in self._tasks:
@@ -405,21 +420,23 @@ class MasterSession:
                 self._plans[key] = plan
         return plan
 
-    def run(self, fetches, feeds, feed_values, targets, timeout_ms: int = 0, cancel=None) -> list:
+    def run(self, fetches, feeds, feed_values, targets, timeout_ms: int = 0, cancel=None, step_stats=None) -> list:
         """`cancel` (`caller_watch.CallCancel`, a remote client's RunStep): the client went away, so the
-        step's partitions are cancelled where they run (locally by token, remotely by aborting RunGraph)."""
+        step's partitions are cancelled where they run (locally by token, remotely by aborting RunGraph).
+        `step_stats` (a StepStats): every partition runs traced and their stats are merged into it."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         plan = self._plan(fetches, feeds, targets)
         step_id = random.getrandbits(63)
         values = {t.name: v for t, v in zip(feeds, feed_values, strict=True)}
         timeout_ms = timeout_ms or self.timeout_ms
+        traces: Optional[list] = None if step_stats is None else []  # one StepStats per partition run
         try:
             subs = plan.subs
             if len(subs) == 1:
-                values.update(self._run_sub(subs[0], step_id, values, timeout_ms, cancel))
+                values.update(self._run_sub(subs[0], step_id, values, timeout_ms, cancel, traces))
             else:
-                self._run_dataflow(subs, step_id, values, timeout_ms, cancel)
+                self._run_dataflow(subs, step_id, values, timeout_ms, cancel, traces)
         except (errors.UnavailableError, errors.AbortedError) as e:
             self._cleanup(plan, step_id)
             if self.master.training_finished:   # the chief released the cluster: a ps went away on purpose
@@ -429,18 +446,24 @@ class MasterSession:
         except BaseException:
             self._cleanup(plan, step_id)
             raise
+        for stats in traces or ():
+            merge_step_stats(step_stats, stats)
         return [values[n] for n in plan.fetch_names]
 
     @staticmethod
-    def _run_sub(sub, step_id, values, timeout_ms, cancel=None) -> dict:
+    def _run_sub(sub, step_id, values, timeout_ms, cancel=None, traces=None) -> dict:
         sent = {p: values[s] for p, s in sub.sent}
+        if traces is not None:
+            if cancel is not None:
+                cancel.check("RunStep")
+            return sub.worker.run(sub, step_id, sent, timeout_ms, cancel, traces)
         if cancel is None:
             return sub.worker.run(sub, step_id, sent, timeout_ms)
         cancel.check("RunStep")   # the client went away: start no more partitions
         return sub.worker.run(sub, step_id, sent, timeout_ms, cancel)
 
-    def _run_dataflow(self, subs, step_id, values, timeout_ms, cancel=None) -> None:
-        _Dataflow(subs, lambda sub: self._run_sub(sub, step_id, values, timeout_ms, cancel), values).run()
+    def _run_dataflow(self, subs, step_id, values, timeout_ms, cancel=None, traces=None) -> None:
+        _Dataflow(subs, lambda sub: self._run_sub(sub, step_id, values, timeout_ms, cancel, traces), values).run()
 
     @staticmethod
     def _cleanup(plan, step_id) -> None:

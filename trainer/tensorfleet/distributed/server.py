@@ -41,6 +41,7 @@ from google.protobuf.message import DecodeError
 from .. import errors
 from ..config import ConfigProto
 from . import one_port, rpc_errors, shutdown, wire
+from .ps_lifetime import PsLifetime
 from .caller_watch import ConnectionWatch, probe_idle_peer
 from .client import TOKEN_ENV, Timeouts, _attach, job_token, split_address
 from .cluster import ClusterSpec, server_def_parts
@@ -121,6 +122,10 @@ class Server:
         #: set when this task learns that the cluster's training finished (shutdown.py)
         self.training_finished = threading.Event()
         self.released_cluster = False   # this task (the chief) released the cluster
+        self.end_reported = False       # a chief/worker task told the ps that it ended (shutdown.py)
+        self.lifetime: Optional[PsLifetime] = None   # a ps: when the chief's release stops it (ps_lifetime.py)
+        if job_name == "ps":
+            self.lifetime = PsLifetime(self.task_name, shutdown.training_tasks(cluster), self._stop_released)
         if start:
             self.start()
 
@@ -146,12 +151,16 @@ class Server:
         self._started = True
         with _LOCAL_LOCK:
             _LOCAL_SERVERS[self._port] = self
+        if self._job in shutdown.WORKER_JOBS and "ps" in self._cluster.jobs:
+            shutdown.register_task_end(self)
         logger.info("Started server for %s at %s (bulk port %d)", self.task_name, self.target, self._bulk_port)
 
     def join(self) -> None:
-        """Blocks until the server stops (`stop()`, or a shutdown from the chief). A ps task that serves no call
-        for `shutdown.ps_idle_timeout()` seconds (its chief never came back) stops and raises
-        `SystemExit(shutdown.PS_IDLE_TIMEOUT_EXIT_CODE)`, a retryable exit code."""
+        """As in TF, never hands control back to a script that falls through after it: a server the chief's
+        release stopped ends the process from here, `SystemExit(exit_code)` (0: `finally` blocks and atexit run).
+        A ps task that serves no call for `shutdown.ps_idle_timeout()` seconds (its chief never came back) stops
+        with `SystemExit(shutdown.PS_IDLE_TIMEOUT_EXIT_CODE)`, a retryable exit code. Returns only after this
+        process's own `stop()` (Tensorfleet's extension)."""
         idle_limit = shutdown.ps_idle_timeout() if self._job == "ps" else 0.0
         poll = min(0.5, idle_limit / 4) if idle_limit else 0.5
         while not self._stopped.wait(poll):
@@ -161,7 +170,8 @@ class Server:
                                idle_limit, shutdown.PS_IDLE_TIMEOUT_ENV, code)
                 self.shutdown_reason, self.exit_code = f"idle for {idle_limit:g} s", code
                 self.stop()
-                raise SystemExit(code)
+        if self.exit_code is not None:
+            raise SystemExit(self.exit_code)
 
     task_name = property(lambda self: f"/job:{self._job}/replica:0/task:{self._task}")
     is_stopped = property(lambda self: self._stopped.is_set())
@@ -171,14 +181,27 @@ class Server:
             self.shutdown_reason = reason
             self.training_finished.set()
 
-    def _shutdown_requested(self, reason: str, exit_code: int, keep_serving: bool = False) -> None:
-        """A Shutdown call: reply first, then stop (join() returns; `exit_code` says what the process should do).
-        With `keep_serving` only record that training finished (what the chief tells the other workers)."""
+    def _shutdown_requested(self, reason: str, exit_code: int, keep_serving: bool = False,
+                            ended_task: str = "") -> None:
+        """A Shutdown call (see shutdown.py): a training task's end report (`ended_task`); else the chief's end of
+        training: with `keep_serving` only recorded (what the other workers are told); else a release, after which
+        a ps stops when its `lifetime` says and any other task at once."""
+        if ended_task:
+            if self.lifetime is not None:
+                self.lifetime.task_ended(ended_task)
+            return
         logger.info("Task %s told that training finished%s: %s", self.task_name,
-                    "" if keep_serving else " (stopping)", reason or "(no reason)")
+                    "" if keep_serving else " (released)", reason or "(no reason)")
         self.mark_training_finished(reason)
         if keep_serving:
             return
+        if self.lifetime is not None:
+            self.lifetime.release(reason, exit_code)
+        else:
+            self._stop_released(reason, exit_code)
+
+    def _stop_released(self, reason: str, exit_code: int) -> None:
+        """Stops after the reply to the Shutdown call has gone; `join()` then exits with `exit_code`."""
         self.shutdown_reason, self.exit_code = reason, exit_code
         threading.Timer(0.05, self.stop).start()
 
@@ -186,6 +209,8 @@ class Server:
         """Stops serving (not in TF 1.15's API, which never stops a server); join() then returns."""
         if self._stopped.is_set():
             return
+        if self._job in shutdown.WORKER_JOBS and "ps" in self._cluster.jobs:
+            shutdown.report_task_ended(self, "the task's server stopped")
         self._stopped.set()
         with _LOCAL_LOCK:
             if _LOCAL_SERVERS.get(self._port) is self:

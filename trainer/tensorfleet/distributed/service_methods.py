@@ -46,7 +46,7 @@ class Methods:
             f"{W}/Reset": (pb.ResetRequest, lambda r, t: _after(
                 worker.reset, (list(r.container),), pb.ResetResponse())),
             f"{W}/Shutdown": (pb.ShutdownRequest, lambda r, t: _after(
-                shutdown_fn, (r.reason, r.exit_code, r.keep_serving), pb.ShutdownResponse())),
+                shutdown_fn, (r.reason, r.exit_code, r.keep_serving, r.ended_task), pb.ShutdownResponse())),
             f"{M}/CreateSession": (pb.CreateSessionRequest, lambda r, t: (pb.CreateSessionResponse(
                 session_handle=master.create_session_from_proto(r.graph_def, r.options)), [])),
             f"{M}/ExtendSession": (pb.ExtendSessionRequest, lambda r, t: _after(
@@ -75,14 +75,17 @@ class Methods:
         return resp
 
     def _run_graph(self, r, tensors, cancel=None):
+        resp = service_pb2.RunGraphResponse()
         out = self.worker.run_graph(r.graph_handle, r.step_id, dict(tensors), [(x.feed, x.key) for x in r.local],
-                                    list(r.keep), r.end_of_step, list(r.keep_returned), r.timeout_ms, cancel)
-        return service_pb2.RunGraphResponse(), list(out.items())
+                                    list(r.keep), r.end_of_step, list(r.keep_returned), r.timeout_ms, cancel,
+                                    resp.step_stats if r.trace else None)
+        return resp, list(out.items())
 
     def _run_step(self, r, tensors, cancel=None):
+        resp = service_pb2.RunStepResponse()
         values = self.master.run_step_by_name(r.session_handle, tensors, list(r.fetch), list(r.target),
-                                              r.timeout_ms, cancel)
-        return service_pb2.RunStepResponse(), list(zip(r.fetch, values, strict=True))
+                                              r.timeout_ms, cancel, resp.step_stats if r.trace else None)
+        return resp, list(zip(r.fetch, values, strict=True))
 
     @staticmethod
     def _devices(master, handle):

@@ -9,8 +9,14 @@ Sits under `train` (MonitoredSession, Supervisor call it) and over `server`/`mas
   finished (`Shutdown` with `keep_serving`: their servers keep serving, their
   `MonitoredSession.should_stop()` / `Supervisor.should_stop()` become true and a step
   that then loses a ps ends with `OutOfRangeError`, which ends a `with` block cleanly),
-  then tells every ps task to stop serving: its `server.join()` returns and the ps
-  process exits 0. Every call carries the job token, like every RPC.
+  then releases every ps task. A released ps keeps serving until every chief/worker task
+  has ended, or for a grace period (`ps_lifetime.py`); then it stops and its
+  `server.join()` ends the ps process with exit status 0 (`SystemExit(0)`), so a script
+  that falls through after `join()` never runs on. Every call carries the job token.
+- `report_task_ended(server)`: a chief/worker task tells every ps that it needs them no
+  more, once, when its server stops or its process exits (atexit, registered when the server
+  starts: after an uncaught exception or `sys.exit(n)` too); the launcher reports for a script
+  child that died without it (`report_ended_for`).
 - `register_chief_exit(server)`: called when a chief session is created. At process exit
   (atexit) the cluster is released unless it was released already or the process is
   ending through an uncaught exception (main thread: `sys.excepthook`; other threads:
@@ -81,6 +87,65 @@ def release_cluster(server, reason: str = "training finished") -> list:
     return failed
 
 
+def training_tasks(cluster) -> list:
+    """The chief/worker task names of a ClusterSpec: the tasks a released ps waits for (never the evaluator)."""
+    return [f"/job:{job}/replica:0/task:{index}" for job, index, _ in cluster.tasks() if job in WORKER_JOBS]
+
+
+def report_task_ended(server, reason: str = "the task ended") -> list:
+    """Tells every ps that this chief/worker task ended (once per server; see the module docstring). Returns the
+    ps tasks that could not be told."""
+    with _LOCK:
+        if server.job_name not in WORKER_JOBS or server.end_reported:
+            return []
+        server.end_reported = True
+    return server.master.shutdown_tasks("ps", reason, 0, keep_serving=True, ended_task=server.task_name)
+
+
+def report_ended_for(cluster, job: str, index: int, reason: str) -> list:
+    """`report_task_ended` on behalf of task (`job`, `index`) of `cluster` (a dict or ClusterSpec), from a process
+    without that task's server: the launcher, for a script child that ended without reporting (killed)."""
+    from .cluster import ClusterSpec   # late: cheap module, but keeps this one importable without grpc users
+    from .master import Master
+
+    spec = cluster if isinstance(cluster, ClusterSpec) else ClusterSpec(cluster)
+    proxy = _ReportingTask(spec, job, index)
+    master = Master(proxy)
+    try:
+        return master.shutdown_tasks("ps", reason, 0, keep_serving=True, ended_task=proxy.task_name)
+    finally:
+        master.close()
+
+
+class _ReportingTask:
+    """What `Master` needs of a server, for a process that reports a task's end without serving it."""
+
+    limits = None
+
+    def __init__(self, cluster, job: str, index: int):
+        self.cluster_spec, self.job_name, self.task_index = cluster, job, index
+        self.task_name = f"/job:{job}/replica:0/task:{index}"
+
+
+def register_task_end(server) -> None:
+    """Reports this chief/worker task's end to the ps when the process exits (see the module docstring)."""
+    global _end_hook_installed
+    with _LOCK:
+        _task_servers.append(server)
+        if _end_hook_installed:
+            return
+        _end_hook_installed = True
+    atexit.register(_report_all_ended)
+
+
+def _report_all_ended() -> None:
+    for server in list(_task_servers):
+        try:
+            report_task_ended(server, "the task's process exited")
+        except Exception as e:  # noqa: BLE001 - at exit: log, never raise
+            logger.warning("Could not report the end of %s to the ps tasks: %s", server.task_name, e)
+
+
 def cluster_released(server) -> bool:
     """True once this task was told (or decided, as the chief) that the cluster's training finished."""
     return server is not None and server.training_finished.is_set()
@@ -89,6 +154,8 @@ def cluster_released(server) -> bool:
 # -- the chief process's exit --------------------------------------------------------------------
 _LOCK = threading.Lock()
 _chief_servers: list = []
+_task_servers: list = []
+_end_hook_installed = False
 _crashed = False
 _installed = False
 

@@ -38,6 +38,7 @@ from ..graph_def import import_graph_def
 from ..kernels import ResourceStore
 from ..kernels import fp_state, queue_kernels
 from ..kernels.backend import to_host
+from ..run_metadata import fill_step_stats
 from .rendezvous import Rendezvous
 
 
@@ -80,8 +81,9 @@ class _Partition:
             self.session._resources = type(self.store)()  # Session.close acts on a private, empty store
         self.session.close()
 
-    def run(self, feed_values: dict, timeout_ms: int = 0, cancel=None) -> list:
-        """`cancel` (a `caller_watch.CallCancel`): this run alone is cancelled when its caller goes away."""
+    def run(self, feed_values: dict, timeout_ms: int = 0, cancel=None, trace: Optional[list] = None) -> list:
+        """`cancel` (a `caller_watch.CallCancel`): this run alone is cancelled when its caller goes away;
+        `trace`: a list the executor appends its per-node records to (`run_metadata.fill_step_stats`)."""
         feed_dict = {}
         for name, t in zip(self.feed_names, self.feeds, strict=True):
             try:
@@ -103,7 +105,7 @@ class _Partition:
         token = fp_state.enter()  # as Session.run: numpy's floating-point warnings off around the step
         try:
             with queue_kernels.run_scope(timeout_ms, run_token):  # blocking kernels: deadline, cancellation
-                return [to_host(v) for v in plan.run(values)]
+                return [to_host(v) for v in plan.run(values, trace)]
         finally:
             fp_state.exit(token)
             if forget is not None:
@@ -148,10 +150,12 @@ class WorkerService:
             part.close()
 
     def run_graph(self, handle: str, step_id: int, sent: dict, local: list, keep: list,
-                  end_of_step: bool, keep_returned: Sequence = (), timeout_ms: int = 0, cancel=None) -> dict:
+                  end_of_step: bool, keep_returned: Sequence = (), timeout_ms: int = 0, cancel=None,
+                  step_stats=None) -> dict:
         """Runs a partition; returns {fetch name: value} for the fetches not only kept (`keep` minus
         `keep_returned`); the `keep` ones are stored in the rendezvous under `step_id`. `cancel`
-        (`caller_watch.CallCancel`): the caller went away, so the run's blocked ops fail with CancelledError."""
+        (`caller_watch.CallCancel`): the caller went away, so the run's blocked ops fail with CancelledError.
+        `step_stats` (a StepStats): the run is traced into it, under this task's device names."""
         part = self._partitions.get(handle)
         if part is None:
             raise errors.AbortedError(None, None, f"Graph handle {handle!r} is not registered on task "
@@ -160,7 +164,10 @@ class WorkerService:
             values = dict(sent)
             for feed, key in local:
                 values[feed] = self.rendezvous.take(step_id, key, self.task_name)
-            results = part.run(values, timeout_ms, cancel)
+            trace = [] if step_stats is not None else None
+            results = part.run(values, timeout_ms, cancel, trace)
+            if trace is not None:
+                fill_step_stats(step_stats, trace, task=self.task_name)
             out = {}
             keep_set, also = set(keep), set(keep_returned)
             for name, value in zip(part.fetch_names, results, strict=True):

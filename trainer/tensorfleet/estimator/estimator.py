@@ -31,7 +31,7 @@ from ..train.device_setter import replica_device_setter
 from ..train.monitored_session import ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession
 from ..train.saver import Saver, latest_checkpoint
 from ..train.training_util import get_global_step, get_or_create_global_step
-from . import inputs
+from . import inputs, saved_model_export
 from .model_fn import LOSS_METRIC_KEY, EstimatorSpec, ModeKeys
 from .run_config import RunConfig, TaskType
 
@@ -351,11 +351,8 @@ class Estimator:
             finally:
                 _close_feeders(all_hooks)
 
-    def export_saved_model(self, *args, **kwargs):
-        raise NotImplementedError("Estimator.export_saved_model: SavedModel is not implemented in Tensorfleet "
-                                  "(see docs/compatibility.md); checkpoints in model_dir are the model's output")
-
-    export_savedmodel = export_saved_model
+    export_saved_model = saved_model_export.export_saved_model
+    export_savedmodel = saved_model_export.export_savedmodel
 
 
 class _StopAfterNEvalsHook(hooks_lib.SessionRunHook):

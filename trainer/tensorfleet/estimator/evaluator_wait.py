@@ -4,7 +4,8 @@ A TFJob succeeds when its chief does, and then stops the pods still running (Kub
 `cleanPodPolicy: Running`): an evaluator that is still scoring the final checkpoint would be cut
 short, and the job would end without the final evaluation TF users expect. So the chief, after its
 final checkpoint (and after releasing the ps tasks), polls `model_dir/eval_<name>`'s event files
-until one holds a summary at or past the final global step, for at most `timeout` seconds
+until one holds a summary at or past the step the evaluator will evaluate last (`step_to_wait_for`), for at
+most `timeout` seconds
 (`TENSORFLEET_EVALUATOR_WAIT_SECS`; default: the EvalSpec's start delay + throttle + 300 s). It never
 fails the chief: a missing evaluator costs the wait and a warning. (TF 1.15's chief exits at once.)
 """
@@ -36,6 +37,14 @@ def evaluated_step(eval_dir: str) -> int:
         except (errors.OpError, OSError, ValueError):   # being written or rotated: look again later
             continue
     return best
+
+
+def step_to_wait_for(final_step: int, max_steps) -> int:
+    """The step whose evaluation ends the chief's wait. The evaluator leaves after its first evaluation at or past
+    `max_steps` (TF's rule), which may be of a checkpoint before the chief's last one (async workers push the
+    global step past max_steps between the two): so the chief waits for that, never for an evaluation of its own
+    final checkpoint that will not happen."""
+    return min(final_step, max_steps) if max_steps else final_step
 
 
 def wait_for_final_evaluation(eval_dir: str, final_step: int, timeout: float) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 
 from ..graph import Operation, Tensor
+from .export.export_lib import get_export_outputs
 
 __all__ = ["ModeKeys", "EstimatorSpec"]
 
@@ -52,6 +53,8 @@ class EstimatorSpec(_Fields):  # (TF's is a namedtuple named EstimatorSpec too; 
         scaffold = scaffold if scaffold is not None else Scaffold()
         if not isinstance(scaffold, Scaffold):
             raise TypeError(f"scaffold must be tf.train.Scaffold. Given: {scaffold}")
+        if mode == ModeKeys.PREDICT:
+            export_outputs = get_export_outputs(export_outputs, predictions)
         hooks = _check_hooks(training_chief_hooks=training_chief_hooks, training_hooks=training_hooks,
                              evaluation_hooks=evaluation_hooks, prediction_hooks=prediction_hooks)
         return super().__new__(cls, mode, predictions, loss, train_op, eval_metric_ops, export_outputs,

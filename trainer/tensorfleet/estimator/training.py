@@ -27,6 +27,7 @@ from ..summary.saver_hook import SecondOrStepTimer
 from ..train import basic_session_run_hooks as hooks_lib
 from . import evaluator_wait, ps_release
 from .estimator import Estimator, _load_global_step
+from .exporter import Exporter
 from .run_config import TaskType
 
 __all__ = ["TrainSpec", "EvalSpec", "train_and_evaluate", "Exporter"]
@@ -41,18 +42,6 @@ def _validate_hooks(hooks):
         if not isinstance(hook, hooks_lib.SessionRunHook):
             raise TypeError(f"All hooks must be `SessionRunHook` instances, given: {hook}")
     return hooks
-
-
-class Exporter:
-    """`tf.estimator.Exporter`: `name` and `export(estimator, export_path, checkpoint_path, eval_result,
-    is_the_final_export)`. (TF's LatestExporter/BestExporter write SavedModels: not available here.)"""
-
-    @property
-    def name(self):
-        raise NotImplementedError
-
-    def export(self, estimator, export_path, checkpoint_path, eval_result, is_the_final_export):
-        raise NotImplementedError
 
 
 class TrainSpec(collections.namedtuple("TrainSpec", ["input_fn", "max_steps", "hooks", "saving_listeners"])):
@@ -244,8 +233,12 @@ class _TrainingExecutor:
 
     def run_ps(self):
         server = self._start_std_server(self._estimator.config)
-        server.join()
-        logging.info("The chief released this ps task; exiting")
+        try:
+            server.join()   # as TF's, never returns: the chief's release (or the idle timeout) ends the process
+        except SystemExit as e:
+            if e.code == 0:
+                logging.info("The chief released this ps task; exiting")
+            raise
         return None, None
 
     def run_evaluator(self):
@@ -292,10 +285,11 @@ class _TrainingExecutor:
         return None, None
 
     def _wait_for_evaluator(self):
-        final_step = _load_global_step(self._estimator.model_dir)
+        target = evaluator_wait.step_to_wait_for(_load_global_step(self._estimator.model_dir),
+                                                 self._train_spec.max_steps)
         default = self._eval_spec.start_delay_secs + self._eval_spec.throttle_secs + 300
         timeout = float(os.environ.get("TENSORFLEET_EVALUATOR_WAIT_SECS", default))
-        evaluator_wait.wait_for_final_evaluation(self._estimator.eval_dir(self._eval_spec.name), final_step, timeout)
+        evaluator_wait.wait_for_final_evaluation(self._estimator.eval_dir(self._eval_spec.name), target, timeout)
 
     def _start_continuous_evaluation(self):
         start_delay = self._eval_spec.start_delay_secs

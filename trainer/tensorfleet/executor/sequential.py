@@ -80,7 +80,9 @@ def run_by_device(nodes: Sequence[Node], segments: list, vals: list, per_dev: di
 
 
 def run_traced(nodes: Sequence[Node], vals: list, trace: list, per_dev: dict) -> int:
-    """`run_nodes` recording (node name, device, start, end, thread) per node (RunOptions FULL_TRACE)."""
+    """`run_nodes` appending a `TraceRecord` per node (RunOptions trace_level, `run_metadata.fill_step_stats`):
+    (node, start and end `perf_counter` seconds, native thread id, (dtype, shape, nbytes) per output)."""
+    tid = threading.get_native_id()
     for node in nodes:
         t = time.perf_counter()
         try:
@@ -89,8 +91,17 @@ def run_traced(nodes: Sequence[Node], vals: list, trace: list, per_dev: dict) ->
             end = time.perf_counter()
             dev = node.device.name
             per_dev[dev] = per_dev.get(dev, 0.0) + end - t
-        trace.append((node.name, dev, t, end, threading.get_ident()))
+        trace.append((node, t, end, tid, tuple(_describe(vals[s]) for s in node.outputs)))
     return len(nodes)
+
+
+def _describe(value) -> Optional[tuple]:
+    """(numpy dtype, shape, nbytes) of an array value (numpy or cupy); None for anything else (resources)."""
+    shape = getattr(value, "shape", None)
+    nbytes = getattr(value, "nbytes", None)
+    if shape is None or nbytes is None:
+        return None
+    return value.dtype, tuple(shape), int(nbytes)
 
 
 class SequentialRun:

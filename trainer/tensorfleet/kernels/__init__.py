@@ -15,5 +15,6 @@ from . import rnn_kernels  # noqa: F401
 from . import linalg_kernels  # noqa: F401  (ops/linalg_extra_ops.py, ops/matrix_ops.py)
 from . import loop_accumulator_kernels  # noqa: F401  (map_fn / scan accumulators)
 from . import partition_stitch_kernels  # noqa: F401  (tf.dynamic_partition / dynamic_stitch)
+from . import image_codec_kernels, image_kernels  # noqa: F401  (tf.image: decoding/encoding on Pillow, resizing)
 from .registry import KernelContext, has_kernel, lookup, register_kernel  # noqa: F401
 from .resources import ResourceStore  # noqa: F401

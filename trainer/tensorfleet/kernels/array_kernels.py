@@ -11,6 +11,8 @@ import numpy as np
 from .. import errors
 from .backend import to_host
 from .registry import host_inputs, register_kernel
+from ..ops.computed_bounds_ops import key_from_values
+from ..ops.shape_util import range_values
 
 
 def _dims(t) -> tuple:
@@ -83,9 +85,15 @@ def ones_like(ctx, x):
 
 
 @register_kernel("Range")
-def range_(ctx):
-    a = ctx.attrs
-    return ctx.xp.arange(a["start"], a["limit"], a["delta"], dtype=a["dtype"].np_dtype)[:a["n"]]
+@host_inputs(0, 1, 2)
+def range_(ctx, start, limit, delta):
+    """TF's RangeOp (`shape_util.range_values`: its length rule, float accumulation); errors name the op."""
+    start, limit, delta = (np.asarray(to_host(v)).item() for v in (start, limit, delta))
+    try:
+        values = range_values(start, limit, delta, ctx.attrs["Tidx"].np_dtype)
+    except ValueError as e:
+        raise errors.InvalidArgumentError(None, ctx.op, str(e)) from None
+    return values if ctx.xp is np else ctx.xp.asarray(values)
 
 
 @register_kernel("LinSpace")
@@ -95,25 +103,33 @@ def linspace(ctx):
 
 
 # -- slicing ------------------------------------------------------------------
-def _check_key(ctx, x):
-    """Out-of-range integer indices fail like TF's strided_slice (numpy would raise IndexError)."""
-    try:
-        return x[ctx.attrs["key"]]
-    except IndexError as e:
-        raise errors.InvalidArgumentError(None, ctx.op, f"slice index out of bounds: {e}") from None
+def _key(ctx, bounds) -> tuple:
+    """The op's indexing key: its attr, or (TF's form, computed bounds) built from begin/end/strides values."""
+    if not bounds:
+        return ctx.attrs["key"]
+    begin, end, strides = (np.atleast_1d(to_host(b)) for b in bounds)
+    if (strides == 0).any():
+        raise errors.InvalidArgumentError(None, ctx.op, f"strides[{int(np.argmax(strides == 0))}] must be non-zero")
+    return key_from_values(begin, end, strides, ctx.attrs)
 
 
 @register_kernel("StridedSlice")
 @register_kernel("Slice")
-def strided_slice(ctx, x):
-    out = _check_key(ctx, x)
+@host_inputs(1, 2, 3)
+def strided_slice(ctx, x, *bounds):
+    key = _key(ctx, bounds)
+    try:
+        out = x[key]
+    except IndexError as e:
+        raise errors.InvalidArgumentError(None, ctx.op, f"slice index out of bounds: {e}") from None
     return out if isinstance(out, ctx.xp.ndarray) else ctx.xp.asarray(out)
 
 
 @register_kernel("StridedSliceGrad")
-def strided_slice_grad(ctx, grad, like):
+@host_inputs(2, 3, 4)
+def strided_slice_grad(ctx, grad, like, *bounds):
     out = ctx.xp.zeros(like.shape, dtype=grad.dtype)
-    out[ctx.attrs["key"]] = grad
+    out[_key(ctx, bounds)] = grad
     return out
 
 
@@ -284,14 +300,29 @@ def split_v(ctx, x):
     return tuple(ctx.xp.split(x, np.cumsum(sizes[:-1]).tolist(), axis=axis))
 
 
+def _multiples(ctx, computed) -> tuple:
+    if not computed:
+        return ctx.attrs["multiples"]
+    m = tuple(int(k) for k in np.atleast_1d(to_host(computed[0])))
+    if any(k < 0 for k in m):
+        raise errors.InvalidArgumentError(None, ctx.op, f"Expected multiples >= 0, got {list(m)}")
+    return m
+
+
 @register_kernel("Tile")
-def tile(ctx, x):
-    return ctx.xp.tile(x, ctx.attrs["multiples"])
+@host_inputs(1)
+def tile(ctx, x, *computed):
+    m = _multiples(ctx, computed)
+    if len(m) != x.ndim:
+        raise errors.InvalidArgumentError(None, ctx.op, f"Expected multiples argument to be a vector of length "
+                                                        f"{x.ndim} but got length {len(m)}")
+    return ctx.xp.tile(x, m)
 
 
 @register_kernel("TileGrad")
-def tile_grad(ctx, grad, like):
-    m = ctx.attrs["multiples"]
+@host_inputs(2)
+def tile_grad(ctx, grad, like, *computed):
+    m = _multiples(ctx, computed)
     interleaved = []
     for k, d in zip(m, like.shape):
         interleaved += [k, d]

@@ -91,9 +91,8 @@ def parse_example(ctx, serialized):
     examples = _parse_all(ctx, np.asarray(serialized, dtype=object).reshape(-1))
     if not batch and len(examples) != 1:
         raise _bad(ctx, "parse_single_example: serialized must be a scalar")
-    outs = []
-    for key, dtype in a["sparse"]:
-        outs += list(_sparse(ctx, examples, key, dtype, batch))
+    triples = [_sparse(ctx, examples, key, dtype, batch) for key, dtype in a["sparse"]]
+    outs = [t[i] for i in range(3) for t in triples]  # TF's order: every indices, then values, then shapes
     for key, dtype, shape, default in a["dense"]:
         outs.append(_dense(ctx, examples, key, dtype, shape, default, batch))
     return outs[0] if len(outs) == 1 else tuple(outs)

@@ -11,7 +11,6 @@ numpy stream (`resources.rng_for`, as kernels/random_kernels.py) and upload.
 from __future__ import annotations
 
 import numpy as np
-import scipy.special as _sp
 
 from .. import errors
 from .array_kernels import _dims
@@ -19,6 +18,14 @@ from .backend import to_host
 from .registry import host_inputs, register_kernel
 from .resources import rng_for
 
+
+
+def _scipy_special():
+    """scipy.special, imported on first use: it costs a quarter of a second at start-up and most programs
+    (every ps and worker process) never call these ops."""
+    import scipy.special
+
+    return scipy.special
 
 def _device_special(xp):
     """cupyx.scipy.special for real cupy, else None (the host computes). Tests replace this function."""
@@ -36,13 +43,13 @@ def special(ctx, fn_name, *args):
     xp = ctx.xp
     dtype = args[-1].dtype
     if xp is np:
-        return np.asarray(getattr(_sp, fn_name)(*args)).astype(dtype, copy=False)
+        return np.asarray(getattr(_scipy_special(), fn_name)(*args)).astype(dtype, copy=False)
     mod = _device_special(xp)
     fn = getattr(mod, fn_name, None) if mod is not None else None
     if fn is not None:
         return fn(*args).astype(dtype, copy=False)
     host = [np.asarray(to_host(a)) for a in args]
-    return xp.asarray(np.asarray(getattr(_sp, fn_name)(*host)).astype(dtype, copy=False))
+    return xp.asarray(np.asarray(getattr(_scipy_special(), fn_name)(*host)).astype(dtype, copy=False))
 
 
 def _nan_where(xp, bad, value):
@@ -109,6 +116,7 @@ def igamma_grad_a_host(a, x):
     each term times (log x - digamma(a + n + 1)). Float64 on the host; terms are summed until they no longer
     change the sum, past the largest term (n > x - a); 0 where it is below 1e-300 (x far above a, P = 1 to the
     last bit). NaN for a <= 0 or x < 0, 0 at x = 0."""
+    _sp = _scipy_special()
     a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
     out = np.zeros(a.shape)
     bad = ~((a > 0) & (x >= 0))
@@ -155,7 +163,7 @@ def random_gamma_grad_host(alpha, sample):
     RandomGammaGrad): -(dP/da)(alpha, x) / (dP/dx)(alpha, x), with dP/dx the Gamma density."""
     a, x = np.broadcast_arrays(np.asarray(alpha, np.float64), np.asarray(sample, np.float64))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        log_density = -x + (a - 1) * np.log(x) - _sp.gammaln(a)
+        log_density = -x + (a - 1) * np.log(x) - _scipy_special().gammaln(a)
         return -igamma_grad_a_host(a, x) / np.exp(log_density)
 
 

@@ -9,8 +9,7 @@ concat/stack/split/tile in `join_ops`, eye/diag/einsum in `linalg_ops`; all are 
 from __future__ import annotations
 
 __all__ = ["constant", "placeholder", "placeholder_with_default", "identity", "stop_gradient", "reshape", "squeeze",
-           "expand_dims", "transpose", "shape", "size", "rank", "fill", "zeros", "ones", "zeros_like", "ones_like",
-           "range", "linspace", "lin_space"]
+           "expand_dims", "transpose", "shape", "size", "rank", "fill", "zeros", "ones", "zeros_like", "ones_like"]
 
 import builtins as _builtins
 
@@ -22,7 +21,7 @@ from ..graph import Tensor
 from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, as_shape, make_tensor, register_gradient, register_op,
                      unchanged_shape, convert_to_tensor, unknown_shape)
-from .shape_util import axis_arg, constant_value, normalize_axis, partial_shape_value, shape_arg
+from .shape_util import axis_arg, normalize_axis, partial_shape_value, shape_arg
 
 
 # -- Const --------------------------------------------------------------------
@@ -419,63 +418,13 @@ def ones_like(tensor, dtype=None, name=None, optimize=True):
     return _filled_like("OnesLike", tensor, dtype, name, "ones_like", optimize)
 
 
-# -- Range / LinSpace ---------------------------------------------------------
-def _static_scalar(v, what):
-    if isinstance(v, Tensor) or hasattr(v, "op"):
-        cv = constant_value(convert_to_tensor(v))
-        if cv is None:
-            raise TypeError(f"{what} must be a static value (Python number or constant), not a computed Tensor")
-        return cv.item(), _dtypes.as_dtype(cv.dtype)
-    return v, None
-
-
-register_op("Range", lambda op: [(op.get_attr("dtype"), TensorShape([op.get_attr("n")]))])
-NotDifferentiable("Range")
-
-_RANGE_ORDER = [_dtypes.int32, _dtypes.int64, _dtypes.float32, _dtypes.float64]
-
-
-def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
-    """`tf.range(start, limit=None, delta=1, dtype=None)`: like Python's range, numbers may be floats."""
-    if limit is None:
-        start, limit = 0, start
-    vals, kinds = [], []
-    for v, what in ((start, "start"), (limit, "limit"), (delta, "delta")):
-        v, dt = _static_scalar(v, what)
-        vals.append(v)
-        kinds.append(dt or (_dtypes.float32 if isinstance(v, float) else _dtypes.int32))
-    start, limit, delta = vals
-    if delta == 0:
-        raise ValueError("Requires delta != 0")
-    dtype = _dtypes.as_dtype(dtype) if dtype is not None else _builtins.max(kinds, key=_RANGE_ORDER.index)
-    n = _builtins.max(0, int(np.ceil((limit - start) / delta)))
-    attrs = {"start": start, "limit": limit, "delta": delta, "dtype": dtype, "n": n}
-    return make_tensor("Range", [], attrs, name=name)
-
-
-register_op("LinSpace", lambda op: [(op.get_attr("dtype"), TensorShape([op.get_attr("num")]))])
-NotDifferentiable("LinSpace")
-
-
-def linspace(start, stop, num, name=None):
-    """`tf.linspace(start, stop, num)`: `num` evenly spaced values, both ends included (float32 default)."""
-    start, dt = _static_scalar(start, "start")
-    stop, _ = _static_scalar(stop, "stop")
-    num, _ = _static_scalar(num, "num")
-    dtype = dt if dt is not None and dt.is_floating else _dtypes.float32
-    if not isinstance(start, float) and dt is None:
-        raise TypeError("linspace: start must be a float (TF requires float32/float64)")
-    return make_tensor("LinSpace", [], {"start": float(start), "stop": float(stop), "num": int(num),
-                                        "dtype": dtype}, name=name, default_name="LinSpace")
-
-
-lin_space = linspace
-
 from .slicing_ops import *  # noqa: E402,F401,F403  (TF's array_ops holds these)
 from .slicing_ops import __all__ as _slicing_all  # noqa: E402
 from .join_ops import *  # noqa: E402,F401,F403
 from .join_ops import __all__ as _join_all  # noqa: E402
 from .linalg_ops import *  # noqa: E402,F401,F403
 from .linalg_ops import __all__ as _linalg_all  # noqa: E402
+from .sequence_ops import *  # noqa: E402,F401,F403  (tf.range, tf.linspace)
+from .sequence_ops import __all__ as _sequence_all  # noqa: E402
 
-__all__ += _slicing_all + _join_all + _linalg_all
+__all__ += _slicing_all + _join_all + _linalg_all + _sequence_all

@@ -9,9 +9,10 @@ from __future__ import annotations
 __all__ = ["no_op", "group"]
 
 from ..graph import Operation, Tensor, _as_operation
-from ..default_graph import get_default_graph
+from ..default_graph import convert_to_tensor, get_default_graph
 from .common import NotDifferentiable, register_op
 from .array_ops import identity
+from ..indexed_slices import IndexedSlices
 
 register_op("NoOp", lambda op: [])
 NotDifferentiable("NoOp")  # no outputs
@@ -33,12 +34,39 @@ def group(*inputs, name=None) -> Operation:
         return g.create_op("NoOp", [], name=name or "group_deps")
 
 
+def with_dependencies(dependencies, output_tensor, name=None):
+    """TF's `control_flow_ops.with_dependencies`: an identity of `output_tensor` (or of an IndexedSlices' values)
+    that runs after `dependencies`, named `<name or 'control_dependency'>`."""
+    g = get_default_graph()
+    if not isinstance(output_tensor, (Tensor, IndexedSlices)):
+        output_tensor = convert_to_tensor(output_tensor)
+    with g.name_scope(name or "control_dependency") as scope, g.colocate_with(output_tensor.op), \
+            g.control_dependencies(dependencies):
+        if not isinstance(output_tensor, IndexedSlices):
+            return identity(output_tensor, name=scope)
+        return output_tensor.with_values(identity(output_tensor.values, name=scope))
+
+
 def tuple_(tensors, name=None, control_inputs=None):
-    """`tf.tuple`: identities of `tensors` that each wait for all of them."""
+    """`tf.tuple`: identities of `tensors` (Tensors or IndexedSlices; an Operation becomes a group after the
+    gate) that each wait for all of them, as TF: `<name or 'tuple'>/group_deps` gates
+    `<name or 'tuple'>/control_dependency[_N]`."""
     tensors = list(tensors)
-    gate = group(*[t for t in tensors if t is not None], *(control_inputs or []), name=name)
-    out = []
-    with get_default_graph().control_dependencies([gate]):
+    g = get_default_graph()
+    with g.name_scope(name or "tuple"):
+        gating_ops = sorted({_as_operation(t) for t in tensors if t is not None}, key=lambda op: op._id)
+        if control_inputs:
+            gating_ops += [_as_operation(c) for c in control_inputs]
+        if not gating_ops:
+            raise ValueError(f"Must have at least one Tensor: {tensors}")
+        gate = group(*gating_ops)
+        out = []
         for t in tensors:
-            out.append(None if t is None else identity(t) if isinstance(t, Tensor) else gate)
+            if t is None:
+                out.append(None)
+            elif isinstance(t, Operation):
+                with g.control_dependencies([gate]):
+                    out.append(group(t))
+            else:
+                out.append(with_dependencies([gate], t))
     return out

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 __all__ = ["concat", "stack", "unstack", "split", "tile"]
 
-from .common import (TensorShape, convert_to_tensor, make_op, make_tensor, register_gradient, register_op,
-                     unknown_shape)
-from .shape_util import axis_arg, normalize_axis
+from . import computed_bounds_ops as _bounds
+from .common import (TensorShape, convert_to_tensor, is_tensor_like, make_op, make_tensor, register_gradient,
+                     register_op, unknown_shape)
+from .shape_util import axis_arg, constant_value, normalize_axis
 
 
 def _merge_except(shapes, axis, what):
@@ -210,6 +211,8 @@ register_gradient("SplitV")(_split_grad)
 # -- Tile ---------------------------------------------------------------------
 def _tile_shape(op):
     x = op.inputs[0]
+    if len(op.inputs) == 2:  # computed multiples (computed_bounds_ops)
+        return [(x.dtype, _bounds.dynamic_tile_shape(op))]
     m = op.get_attr("multiples")
     if x.shape.ndims is None:
         return [(x.dtype, unknown_shape(len(m)))]
@@ -225,7 +228,12 @@ register_op("TileGrad", lambda op: [(op.inputs[0].dtype, op.inputs[1].shape)])
 
 
 def tile(input, multiples, name=None):
-    """`tf.tile(input, multiples)`: repeats the tensor `multiples[i]` times along dim i."""
+    """`tf.tile(input, multiples)`: repeats the tensor `multiples[i]` times along dim i (multiples may be
+    computed in the graph, e.g. `[tf.shape(y)[0], 1]`)."""
+    if is_tensor_like(multiples) or isinstance(multiples, (list, tuple)):
+        m_t = convert_to_tensor(multiples, name="multiples")
+        if constant_value(m_t) is None:
+            return _bounds.tile_computed(input, m_t, name=name)
     m = axis_arg(multiples, "multiples")
     m = (m,) if isinstance(m, int) else tuple(m)
     return make_tensor("Tile", [convert_to_tensor(input)], {"multiples": m}, name=name, default_name="Tile")
@@ -233,11 +241,14 @@ def tile(input, multiples, name=None):
 
 @register_gradient("Tile")
 def _tile_grad(op, grad):
-    return [make_tensor("TileGrad", [grad, op.inputs[0]], dict(op.attrs), name="TileGrad")]
+    extra = list(op.inputs[1:])  # computed multiples
+    return [make_tensor("TileGrad", [grad, op.inputs[0]] + extra, dict(op.attrs), name="TileGrad")] + \
+        [None] * len(extra)
 
 
 @register_gradient("TileGrad")
 def _tile_grad_grad(op, grad):
-    return [make_tensor("Tile", [grad], dict(op.attrs), name="Tile"), None]
+    extra = list(op.inputs[2:])
+    return [make_tensor("Tile", [grad] + extra, dict(op.attrs), name="Tile"), None] + [None] * len(extra)
 
 

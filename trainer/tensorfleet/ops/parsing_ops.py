@@ -74,10 +74,10 @@ def _spec(features: dict):
 def _outputs(op):
     batch = op.get_attr("batch")
     rows = list(op.inputs[0].shape.as_list()) if batch and op.inputs[0].shape.ndims else []
-    outs = []
-    for _, dtype in op.get_attr("sparse"):
-        outs += [(_dtypes.int64, TensorShape([None, 2 if batch else 1])), (dtype, TensorShape([None])),
-                 (_dtypes.int64, TensorShape([2 if batch else 1]))]
+    sparse = op.get_attr("sparse")  # TF's output order: every sparse indices, values, dense_shape; then dense
+    outs = [(_dtypes.int64, TensorShape([None, 2 if batch else 1])) for _ in sparse]
+    outs += [(dtype, TensorShape([None])) for _, dtype in sparse]
+    outs += [(_dtypes.int64, TensorShape([2 if batch else 1])) for _ in sparse]
     for _, dtype, shape, _ in op.get_attr("dense"):
         outs.append((dtype, TensorShape(rows + list(shape))))
     return outs
@@ -100,8 +100,9 @@ def _parse(serialized, features, name, batch: bool, default_name: str):
         op = make_op("ParseExample", [s], {"dense": dense, "sparse": sparse, "batch": batch}, name="ParseExample")
     outs = list(op.outputs)
     result = {}
+    n = len(sparse)
     for i, (key, _) in enumerate(sparse):
-        result[key] = SparseTensor(*outs[3 * i:3 * i + 3])
+        result[key] = SparseTensor(outs[i], outs[n + i], outs[2 * n + i])
     for j, (key, *_rest) in enumerate(dense):
         result[key] = outs[3 * len(sparse) + j]
     return result

@@ -17,7 +17,7 @@ from .common import TensorShape, convert_to_tensor, is_tensor_like, unknown_shap
 
 def constant_value(t) -> Optional[np.ndarray]:
     """The value of `t` if it can be computed at graph-build time (Const, Shape of a known shape,
-    Pack/StridedSlice/Cast/Identity of such), else None."""
+    Pack/StridedSlice/Cast/Identity/Range of such), else None."""
     if not isinstance(t, Tensor):
         return None
     op = t.op
@@ -37,6 +37,11 @@ def constant_value(t) -> Optional[np.ndarray]:
         if any(v is None for v in vals):
             return None
         return np.stack(vals, axis=op.get_attr("axis"))
+    if op.type == "Range":
+        vals = [constant_value(x) for x in op.inputs]
+        if any(v is None for v in vals):
+            return None
+        return range_values(*(np.asarray(v).item() for v in vals), op.get_attr("Tidx").np_dtype)
     if op.type in ("StridedSlice", "Identity", "Cast"):
         v = constant_value(op.inputs[0])
         if v is None:
@@ -47,6 +52,32 @@ def constant_value(t) -> Optional[np.ndarray]:
             return v.astype(op.get_attr("DstT").np_dtype)
         return v
     return None
+
+
+def range_size(start, limit, delta, integral: bool) -> int:
+    """The length of TF's Range (its RangeOp rule and errors, as ValueError)."""
+    if delta == 0:
+        raise ValueError(f"Requires delta != 0: {delta}")
+    if delta > 0 and start > limit:
+        raise ValueError(f"Requires start <= limit when delta > 0: {start}/{limit}")
+    if delta < 0 and start < limit:
+        raise ValueError(f"Requires start >= limit when delta < 0: {start}/{limit}")
+    if integral:
+        return int((abs(limit - start) + abs(delta) - 1) // abs(delta))
+    return int(np.ceil(abs((limit - start) / delta)))
+
+
+def range_values(start, limit, delta, np_dtype) -> np.ndarray:
+    """TF 1.15's Range values: ints exact; floats accumulate `val += delta` in the dtype, as its kernel's loop
+    (a sequential cumsum: 0.1 steps in float32 give 0.70000005 where start + 7 * delta gives 0.7)."""
+    dt = np.dtype(np_dtype)
+    n = range_size(start, limit, delta, dt.kind in "iu")
+    if dt.kind in "iu":
+        return (start + delta * np.arange(n, dtype=np.int64)).astype(dt)
+    steps = np.full(n, delta, dtype=dt)
+    if n:
+        steps[0] = start
+    return np.cumsum(steps, dtype=dt)
 
 
 def partial_shape_value(t: Tensor) -> TensorShape:

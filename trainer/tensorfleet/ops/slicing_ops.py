@@ -15,6 +15,7 @@ from .. import dtypes as _dtypes
 from ..default_graph import name_scope
 from .common import (NotDifferentiable, TensorShape, convert_to_tensor, is_tensor_like, make_tensor,
                      register_gradient, register_op, unknown_shape)
+from . import computed_bounds_ops as _bounds
 from .shape_util import axis_arg, constant_value, normalize_axis
 
 _py_slice = _builtins.slice
@@ -53,6 +54,8 @@ def key_shape(shape: TensorShape, key: tuple) -> TensorShape:
 
 def _strided_slice_shape(op):
     x = op.inputs[0]
+    if len(op.inputs) == 4:  # TF's form: computed begin/end/strides (computed_bounds_ops)
+        return [(x.dtype, _bounds.dynamic_strided_slice_shape(op))]
     return [(x.dtype, key_shape(x.shape, op.get_attr("key")))]
 
 
@@ -62,13 +65,16 @@ register_op("StridedSliceGrad", lambda op: [(op.inputs[0].dtype, op.inputs[1].sh
 
 @register_gradient("StridedSlice")
 def _strided_slice_grad(op, grad):
-    return [make_tensor("StridedSliceGrad", [grad, op.inputs[0]], {"key": op.get_attr("key")},
-                        name="StridedSliceGrad")]
+    bounds = list(op.inputs[1:])
+    return [make_tensor("StridedSliceGrad", [grad, op.inputs[0]] + bounds, dict(op.attrs), name="StridedSliceGrad")
+            ] + [None] * len(bounds)
 
 
 @register_gradient("StridedSliceGrad")
 def _strided_slice_grad_grad(op, grad):
-    return [make_tensor("StridedSlice", [grad], {"key": op.get_attr("key")}, name="StridedSlice"), None]
+    bounds = list(op.inputs[2:])
+    return [make_tensor("StridedSlice", [grad] + bounds, dict(op.attrs), name="StridedSlice"), None] + \
+        [None] * len(bounds)
 
 
 def _index_value(v, what="index"):
@@ -102,14 +108,31 @@ def _normalize_key(slice_spec) -> tuple:
     return tuple(key)
 
 
+def _computed(v) -> bool:
+    """A tensor index whose value is not known when the graph is built."""
+    return is_tensor_like(v) and constant_value(convert_to_tensor(v)) is None
+
+
 def getitem(tensor, slice_spec, name="strided_slice"):
-    """`tensor[slice_spec]` (Tensor.__getitem__): numpy basic indexing as one StridedSlice op."""
+    """`tensor[slice_spec]` (Tensor.__getitem__): numpy basic indexing as one StridedSlice op; a computed
+    scalar index or bound gives TF's form (begin/end/strides inputs, `computed_bounds_ops`)."""
+    items = slice_spec if isinstance(slice_spec, tuple) else (slice_spec,)
+    if any(_computed(p) for s in items for p in ((s.start, s.stop, s.step) if isinstance(s, _py_slice) else (s,))):
+        if sum(s is Ellipsis for s in items) > 1:
+            raise ValueError("Multiple ellipses in slice spec not allowed")
+        return _bounds.getitem_computed(tensor, items, name=name)
     return make_tensor("StridedSlice", [convert_to_tensor(tensor)], {"key": _normalize_key(slice_spec)}, name=name)
 
 
 def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
                   shrink_axis_mask=0, var=None, name=None):
-    """`tf.strided_slice` with TF's masks; begin/end/strides must be static."""
+    """`tf.strided_slice` with TF's masks; computed begin/end/strides give TF's form of the op."""
+    if any(_computed_vector(v) for v in (begin, end, strides)):
+        masks = {"begin_mask": begin_mask, "end_mask": end_mask, "ellipsis_mask": ellipsis_mask,
+                 "new_axis_mask": new_axis_mask, "shrink_axis_mask": shrink_axis_mask}
+        if strides is None:
+            strides = [1] * len(begin) if isinstance(begin, (list, tuple)) else _ones_like_vector(begin)
+        return _bounds.strided_slice_computed(input_, begin, end, strides, masks, name=name)
     begin = [_index_value(b) for b in _static_list(begin)]
     end = [_index_value(e) for e in _static_list(end)]
     strides = [1] * len(begin) if strides is None else [_index_value(s) for s in _static_list(strides)]
@@ -128,6 +151,19 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
             key.append(_py_slice(None if begin_mask & bit else b, None if end_mask & bit else e, s))
     return make_tensor("StridedSlice", [convert_to_tensor(input_)], {"key": _normalize_key(tuple(key))},
                        name=name, default_name="StridedSlice")
+
+
+def _computed_vector(v) -> bool:
+    if v is None:
+        return False
+    if isinstance(v, (list, tuple)):
+        return any(_computed(x) for x in v)
+    return _computed(v)
+
+
+def _ones_like_vector(v):
+    from .array_ops import ones_like
+    return ones_like(convert_to_tensor(v))
 
 
 def _static_list(v):
@@ -150,6 +186,8 @@ def _slice_grad(op, grad):
 def slice(input_, begin, size, name=None):  # noqa: A001
     """`tf.slice(input_, begin, size)`: size -1 takes everything to the end of that dimension."""
     input_ = convert_to_tensor(input_)
+    if _computed_vector(begin) or _computed_vector(size):
+        return _computed_slice(input_, begin, size, name)
     begin, size = _static_list(begin), _static_list(size)
     if len(begin) != len(size) or (input_.shape.ndims is not None and len(begin) != input_.shape.ndims):
         raise ValueError(f"Expected begin and size arguments to be 1-D tensors of size {input_.shape.ndims}, "
@@ -162,6 +200,19 @@ def slice(input_, begin, size, name=None):  # noqa: A001
                              if b >= 0 else f"Expected begin[{i}] >= 0, got {b}")
         key.append(_py_slice(b, None if s == -1 else b + s, None))
     return make_tensor("Slice", [input_], {"key": tuple(key)}, name=name, default_name="Slice")
+
+
+def _computed_slice(input_, begin, size, name):
+    """tf.slice with computed begin/size: a StridedSlice in TF's form, end = begin + size (size -1: to the end)."""
+    from .array_ops import ones_like, shape
+    from .comparison_ops import where_v2
+    from .math_ops import add, less
+
+    with name_scope(name, "Slice") as scope:
+        b = convert_to_tensor(begin, dtype=_dtypes.int32, name="begin")
+        n = convert_to_tensor(size, dtype=_dtypes.int32, name="size")
+        e = where_v2(less(n, 0), shape(input_, out_type=_dtypes.int32), add(b, n))
+        return _bounds.strided_slice_computed(input_, b, e, ones_like(b), {}, name=scope)
 
 
 # -- Gather -------------------------------------------------------------------

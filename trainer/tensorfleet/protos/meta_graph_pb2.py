@@ -22,10 +22,13 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 from tensorfleet.protos import graph_pb2 as tensorfleet_dot_protos_dot_graph__pb2
+from tensorfleet.protos import tensor_shape_pb2 as tensorfleet_dot_protos_dot_tensor__shape__pb2
+from tensorfleet.protos import types_pb2 as tensorfleet_dot_protos_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#tensorfleet/protos/meta_graph.proto\x12\x0btensorfleet\x1a\x1etensorfleet/protos/graph.proto\"\xec\x03\n\x0cMetaGraphDef\x12<\n\rmeta_info_def\x18\x01 \x01(\x0b\x32%.tensorfleet.MetaGraphDef.MetaInfoDef\x12(\n\tgraph_def\x18\x02 \x01(\x0b\x32\x15.tensorfleet.GraphDef\x12(\n\tsaver_def\x18\x03 \x01(\x0b\x32\x15.tensorfleet.SaverDef\x12\x44\n\x0e\x63ollection_def\x18\x04 \x03(\x0b\x32,.tensorfleet.MetaGraphDef.CollectionDefEntry\x1a\x9f\x01\n\x0bMetaInfoDef\x12\x1a\n\x12meta_graph_version\x18\x01 \x01(\t\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x1a\n\x12tensorflow_version\x18\x05 \x01(\t\x12\x1e\n\x16tensorflow_git_version\x18\x06 \x01(\t\x12\x1e\n\x16stripped_default_attrs\x18\x07 \x01(\x08J\x04\x08\x02\x10\x03J\x04\x08\x03\x10\x04\x1aP\n\x12\x43ollectionDefEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12)\n\x05value\x18\x02 \x01(\x0b\x32\x1a.tensorfleet.CollectionDef:\x02\x38\x01J\x04\x08\x05\x10\x06J\x04\x08\x06\x10\x07J\x04\x08\x07\x10\x08\"\x82\x03\n\rCollectionDef\x12\x38\n\tnode_list\x18\x01 \x01(\x0b\x32#.tensorfleet.CollectionDef.NodeListH\x00\x12:\n\nbytes_list\x18\x02 \x01(\x0b\x32$.tensorfleet.CollectionDef.BytesListH\x00\x12:\n\nint64_list\x18\x03 \x01(\x0b\x32$.tensorfleet.CollectionDef.Int64ListH\x00\x12:\n\nfloat_list\x18\x04 \x01(\x0b\x32$.tensorfleet.CollectionDef.FloatListH\x00\x1a\x19\n\x08NodeList\x12\r\n\x05value\x18\x01 \x03(\t\x1a\x1a\n\tBytesList\x12\r\n\x05value\x18\x01 \x03(\x0c\x1a\x1e\n\tInt64List\x12\x11\n\x05value\x18\x01 \x03(\x03\x42\x02\x10\x01\x1a\x1e\n\tFloatList\x12\x11\n\x05value\x18\x01 \x03(\x02\x42\x02\x10\x01\x42\x06\n\x04kindJ\x04\x08\x05\x10\x06\"\x9f\x02\n\x08SaverDef\x12\x1c\n\x14\x66ilename_tensor_name\x18\x01 \x01(\t\x12\x18\n\x10save_tensor_name\x18\x02 \x01(\t\x12\x17\n\x0frestore_op_name\x18\x03 \x01(\t\x12\x13\n\x0bmax_to_keep\x18\x04 \x01(\x05\x12\x0f\n\x07sharded\x18\x05 \x01(\x08\x12%\n\x1dkeep_checkpoint_every_n_hours\x18\x06 \x01(\x02\x12>\n\x07version\x18\x07 \x01(\x0e\x32-.tensorfleet.SaverDef.CheckpointFormatVersion\"5\n\x17\x43heckpointFormatVersion\x12\n\n\x06LEGACY\x10\x00\x12\x06\n\x02V1\x10\x01\x12\x06\n\x02V2\x10\x02\"\xcd\x01\n\x0bVariableDef\x12\x15\n\rvariable_name\x18\x01 \x01(\t\x12\x1a\n\x12initial_value_name\x18\x06 \x01(\t\x12\x18\n\x10initializer_name\x18\x02 \x01(\t\x12\x15\n\rsnapshot_name\x18\x03 \x01(\t\x12\x13\n\x0bis_resource\x18\x05 \x01(\x08\x12\x11\n\ttrainable\x18\x07 \x01(\x08\x12\x17\n\x0fsynchronization\x18\x08 \x01(\x05\x12\x13\n\x0b\x61ggregation\x18\t \x01(\x05J\x04\x08\x04\x10\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#tensorfleet/protos/meta_graph.proto\x12\x0btensorfleet\x1a\x19google/protobuf/any.proto\x1a\x1etensorfleet/protos/graph.proto\x1a%tensorfleet/protos/tensor_shape.proto\x1a\x1etensorfleet/protos/types.proto\"\xa7\x05\n\x0cMetaGraphDef\x12<\n\rmeta_info_def\x18\x01 \x01(\x0b\x32%.tensorfleet.MetaGraphDef.MetaInfoDef\x12(\n\tgraph_def\x18\x02 \x01(\x0b\x32\x15.tensorfleet.GraphDef\x12(\n\tsaver_def\x18\x03 \x01(\x0b\x32\x15.tensorfleet.SaverDef\x12\x44\n\x0e\x63ollection_def\x18\x04 \x03(\x0b\x32,.tensorfleet.MetaGraphDef.CollectionDefEntry\x12\x42\n\rsignature_def\x18\x05 \x03(\x0b\x32+.tensorfleet.MetaGraphDef.SignatureDefEntry\x12\x31\n\x0e\x61sset_file_def\x18\x06 \x03(\x0b\x32\x19.tensorfleet.AssetFileDef\x1a\x9f\x01\n\x0bMetaInfoDef\x12\x1a\n\x12meta_graph_version\x18\x01 \x01(\t\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x1a\n\x12tensorflow_version\x18\x05 \x01(\t\x12\x1e\n\x16tensorflow_git_version\x18\x06 \x01(\t\x12\x1e\n\x16stripped_default_attrs\x18\x07 \x01(\x08J\x04\x08\x02\x10\x03J\x04\x08\x03\x10\x04\x1aP\n\x12\x43ollectionDefEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12)\n\x05value\x18\x02 \x01(\x0b\x32\x1a.tensorfleet.CollectionDef:\x02\x38\x01\x1aN\n\x11SignatureDefEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12(\n\x05value\x18\x02 \x01(\x0b\x32\x19.tensorfleet.SignatureDef:\x02\x38\x01J\x04\x08\x07\x10\x08\"\xe4\x03\n\rCollectionDef\x12\x38\n\tnode_list\x18\x01 \x01(\x0b\x32#.tensorfleet.CollectionDef.NodeListH\x00\x12:\n\nbytes_list\x18\x02 \x01(\x0b\x32$.tensorfleet.CollectionDef.BytesListH\x00\x12:\n\nint64_list\x18\x03 \x01(\x0b\x32$.tensorfleet.CollectionDef.Int64ListH\x00\x12:\n\nfloat_list\x18\x04 \x01(\x0b\x32$.tensorfleet.CollectionDef.FloatListH\x00\x12\x36\n\x08\x61ny_list\x18\x05 \x01(\x0b\x32\".tensorfleet.CollectionDef.AnyListH\x00\x1a\x19\n\x08NodeList\x12\r\n\x05value\x18\x01 \x03(\t\x1a\x1a\n\tBytesList\x12\r\n\x05value\x18\x01 \x03(\x0c\x1a\x1e\n\tInt64List\x12\x11\n\x05value\x18\x01 \x03(\x03\x42\x02\x10\x01\x1a\x1e\n\tFloatList\x12\x11\n\x05value\x18\x01 \x03(\x02\x42\x02\x10\x01\x1a.\n\x07\x41nyList\x12#\n\x05value\x18\x01 \x03(\x0b\x32\x14.google.protobuf.AnyB\x06\n\x04kind\"\xa9\x02\n\nTensorInfo\x12\x0e\n\x04name\x18\x01 \x01(\tH\x00\x12\x37\n\ncoo_sparse\x18\x04 \x01(\x0b\x32!.tensorfleet.TensorInfo.CooSparseH\x00\x12$\n\x05\x64type\x18\x02 \x01(\x0e\x32\x15.tensorfleet.DataType\x12\x33\n\x0ctensor_shape\x18\x03 \x01(\x0b\x32\x1d.tensorfleet.TensorShapeProto\x1a\x65\n\tCooSparse\x12\x1a\n\x12values_tensor_name\x18\x01 \x01(\t\x12\x1b\n\x13indices_tensor_name\x18\x02 \x01(\t\x12\x1f\n\x17\x64\x65nse_shape_tensor_name\x18\x03 \x01(\tB\n\n\x08\x65ncodingJ\x04\x08\x05\x10\x06\"\xaa\x02\n\x0cSignatureDef\x12\x35\n\x06inputs\x18\x01 \x03(\x0b\x32%.tensorfleet.SignatureDef.InputsEntry\x12\x37\n\x07outputs\x18\x02 \x03(\x0b\x32&.tensorfleet.SignatureDef.OutputsEntry\x12\x13\n\x0bmethod_name\x18\x03 \x01(\t\x1a\x46\n\x0bInputsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.tensorfleet.TensorInfo:\x02\x38\x01\x1aG\n\x0cOutputsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.tensorfleet.TensorInfo:\x02\x38\x01J\x04\x08\x04\x10\x05\"N\n\x0c\x41ssetFileDef\x12,\n\x0btensor_info\x18\x01 \x01(\x0b\x32\x17.tensorfleet.TensorInfo\x12\x10\n\x08\x66ilename\x18\x02 \x01(\t\"\x9f\x02\n\x08SaverDef\x12\x1c\n\x14\x66ilename_tensor_name\x18\x01 \x01(\t\x12\x18\n\x10save_tensor_name\x18\x02 \x01(\t\x12\x17\n\x0frestore_op_name\x18\x03 \x01(\t\x12\x13\n\x0bmax_to_keep\x18\x04 \x01(\x05\x12\x0f\n\x07sharded\x18\x05 \x01(\x08\x12%\n\x1dkeep_checkpoint_every_n_hours\x18\x06 \x01(\x02\x12>\n\x07version\x18\x07 \x01(\x0e\x32-.tensorfleet.SaverDef.CheckpointFormatVersion\"5\n\x17\x43heckpointFormatVersion\x12\n\n\x06LEGACY\x10\x00\x12\x06\n\x02V1\x10\x01\x12\x06\n\x02V2\x10\x02\"\xcd\x01\n\x0bVariableDef\x12\x15\n\rvariable_name\x18\x01 \x01(\t\x12\x1a\n\x12initial_value_name\x18\x06 \x01(\t\x12\x18\n\x10initializer_name\x18\x02 \x01(\t\x12\x15\n\rsnapshot_name\x18\x03 \x01(\t\x12\x13\n\x0bis_resource\x18\x05 \x01(\x08\x12\x11\n\ttrainable\x18\x07 \x01(\x08\x12\x17\n\x0fsynchronization\x18\x08 \x01(\x05\x12\x13\n\x0b\x61ggregation\x18\t \x01(\x05J\x04\x08\x04\x10\x05\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,30 +37,52 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_METAGRAPHDEF_COLLECTIONDEFENTRY']._loaded_options = None
   _globals['_METAGRAPHDEF_COLLECTIONDEFENTRY']._serialized_options = b'8\001'
+  _globals['_METAGRAPHDEF_SIGNATUREDEFENTRY']._loaded_options = None
+  _globals['_METAGRAPHDEF_SIGNATUREDEFENTRY']._serialized_options = b'8\001'
   _globals['_COLLECTIONDEF_INT64LIST'].fields_by_name['value']._loaded_options = None
   _globals['_COLLECTIONDEF_INT64LIST'].fields_by_name['value']._serialized_options = b'\020\001'
   _globals['_COLLECTIONDEF_FLOATLIST'].fields_by_name['value']._loaded_options = None
   _globals['_COLLECTIONDEF_FLOATLIST'].fields_by_name['value']._serialized_options = b'\020\001'
-  _globals['_METAGRAPHDEF']._serialized_start=85
-  _globals['_METAGRAPHDEF']._serialized_end=577
-  _globals['_METAGRAPHDEF_METAINFODEF']._serialized_start=318
-  _globals['_METAGRAPHDEF_METAINFODEF']._serialized_end=477
-  _globals['_METAGRAPHDEF_COLLECTIONDEFENTRY']._serialized_start=479
-  _globals['_METAGRAPHDEF_COLLECTIONDEFENTRY']._serialized_end=559
-  _globals['_COLLECTIONDEF']._serialized_start=580
-  _globals['_COLLECTIONDEF']._serialized_end=966
-  _globals['_COLLECTIONDEF_NODELIST']._serialized_start=835
-  _globals['_COLLECTIONDEF_NODELIST']._serialized_end=860
-  _globals['_COLLECTIONDEF_BYTESLIST']._serialized_start=862
-  _globals['_COLLECTIONDEF_BYTESLIST']._serialized_end=888
-  _globals['_COLLECTIONDEF_INT64LIST']._serialized_start=890
-  _globals['_COLLECTIONDEF_INT64LIST']._serialized_end=920
-  _globals['_COLLECTIONDEF_FLOATLIST']._serialized_start=922
-  _globals['_COLLECTIONDEF_FLOATLIST']._serialized_end=952
-  _globals['_SAVERDEF']._serialized_start=969
-  _globals['_SAVERDEF']._serialized_end=1256
-  _globals['_SAVERDEF_CHECKPOINTFORMATVERSION']._serialized_start=1203
-  _globals['_SAVERDEF_CHECKPOINTFORMATVERSION']._serialized_end=1256
-  _globals['_VARIABLEDEF']._serialized_start=1259
-  _globals['_VARIABLEDEF']._serialized_end=1464
+  _globals['_SIGNATUREDEF_INPUTSENTRY']._loaded_options = None
+  _globals['_SIGNATUREDEF_INPUTSENTRY']._serialized_options = b'8\001'
+  _globals['_SIGNATUREDEF_OUTPUTSENTRY']._loaded_options = None
+  _globals['_SIGNATUREDEF_OUTPUTSENTRY']._serialized_options = b'8\001'
+  _globals['_METAGRAPHDEF']._serialized_start=183
+  _globals['_METAGRAPHDEF']._serialized_end=862
+  _globals['_METAGRAPHDEF_METAINFODEF']._serialized_start=535
+  _globals['_METAGRAPHDEF_METAINFODEF']._serialized_end=694
+  _globals['_METAGRAPHDEF_COLLECTIONDEFENTRY']._serialized_start=696
+  _globals['_METAGRAPHDEF_COLLECTIONDEFENTRY']._serialized_end=776
+  _globals['_METAGRAPHDEF_SIGNATUREDEFENTRY']._serialized_start=778
+  _globals['_METAGRAPHDEF_SIGNATUREDEFENTRY']._serialized_end=856
+  _globals['_COLLECTIONDEF']._serialized_start=865
+  _globals['_COLLECTIONDEF']._serialized_end=1349
+  _globals['_COLLECTIONDEF_NODELIST']._serialized_start=1176
+  _globals['_COLLECTIONDEF_NODELIST']._serialized_end=1201
+  _globals['_COLLECTIONDEF_BYTESLIST']._serialized_start=1203
+  _globals['_COLLECTIONDEF_BYTESLIST']._serialized_end=1229
+  _globals['_COLLECTIONDEF_INT64LIST']._serialized_start=1231
+  _globals['_COLLECTIONDEF_INT64LIST']._serialized_end=1261
+  _globals['_COLLECTIONDEF_FLOATLIST']._serialized_start=1263
+  _globals['_COLLECTIONDEF_FLOATLIST']._serialized_end=1293
+  _globals['_COLLECTIONDEF_ANYLIST']._serialized_start=1295
+  _globals['_COLLECTIONDEF_ANYLIST']._serialized_end=1341
+  _globals['_TENSORINFO']._serialized_start=1352
+  _globals['_TENSORINFO']._serialized_end=1649
+  _globals['_TENSORINFO_COOSPARSE']._serialized_start=1530
+  _globals['_TENSORINFO_COOSPARSE']._serialized_end=1631
+  _globals['_SIGNATUREDEF']._serialized_start=1652
+  _globals['_SIGNATUREDEF']._serialized_end=1950
+  _globals['_SIGNATUREDEF_INPUTSENTRY']._serialized_start=1801
+  _globals['_SIGNATUREDEF_INPUTSENTRY']._serialized_end=1871
+  _globals['_SIGNATUREDEF_OUTPUTSENTRY']._serialized_start=1873
+  _globals['_SIGNATUREDEF_OUTPUTSENTRY']._serialized_end=1944
+  _globals['_ASSETFILEDEF']._serialized_start=1952
+  _globals['_ASSETFILEDEF']._serialized_end=2030
+  _globals['_SAVERDEF']._serialized_start=2033
+  _globals['_SAVERDEF']._serialized_end=2320
+  _globals['_SAVERDEF_CHECKPOINTFORMATVERSION']._serialized_start=2267
+  _globals['_SAVERDEF_CHECKPOINTFORMATVERSION']._serialized_end=2320
+  _globals['_VARIABLEDEF']._serialized_start=2323
+  _globals['_VARIABLEDEF']._serialized_end=2528
 # @@protoc_insertion_point(module_scope)

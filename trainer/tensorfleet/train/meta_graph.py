@@ -27,7 +27,7 @@ from ..graph import Graph, GraphKeys, Operation, Tensor
 from ..platform.atomic_file import write_atomically
 from ..ops.state_ops import Variable
 from ..protos.meta_graph_pb2 import CollectionDef, MetaGraphDef, SaverDef, VariableDef
-from ..version import GIT_VERSION, VERSION
+from ..version import VERSION, git_version
 
 __all__ = ["export_meta_graph", "import_meta_graph", "MetaGraphDef"]
 logger = logging.getLogger("tensorfleet")
@@ -47,7 +47,8 @@ def variable_def(v: Variable) -> VariableDef:
     return vd
 
 
-def _collection_def(key: str, values: list) -> Optional[CollectionDef]:
+def collection_def(key: str, values: list) -> Optional[CollectionDef]:
+    """A collection as TF writes it into a meta graph, or None (with a warning) when its values have no form."""
     cd = CollectionDef()
     if all(isinstance(v, Variable) for v in values) and key in VARIABLE_COLLECTIONS:
         cd.bytes_list.value.extend(variable_def(v).SerializeToString() for v in values)
@@ -85,7 +86,7 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     if meta_info_def is not None:
         mg.meta_info_def.CopyFrom(meta_info_def)
     mg.meta_info_def.tensorflow_version = mg.meta_info_def.tensorflow_version or VERSION
-    mg.meta_info_def.tensorflow_git_version = mg.meta_info_def.tensorflow_git_version or GIT_VERSION
+    mg.meta_info_def.tensorflow_git_version = mg.meta_info_def.tensorflow_git_version or git_version()
     mg.graph_def.CopyFrom(graph_def if graph_def is not None else graph.as_graph_def(add_shapes=True))
     if clear_devices:
         for nd in mg.graph_def.node:
@@ -95,7 +96,7 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     keys = collection_list if collection_list is not None else graph.get_all_collection_keys()
     for key in keys:
         values = graph.get_collection(key) if isinstance(key, str) else []
-        cd = _collection_def(key, values) if values else None
+        cd = collection_def(key, values) if values else None
         if cd is not None:
             mg.collection_def[key].CopyFrom(cd)
     if filename:
@@ -143,7 +144,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
         raise ValueError(f"import_meta_graph: an op named '{clash}' is already in the default graph; import into "
                          f"a fresh tf.Graph() or pass an unused import_scope")
     graph_io.import_graph_def(gd, name=scope)
-    _restore_collections(graph, mg, scope)
+    restore_collections(graph, mg, scope)
     variables = graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
     if not variables:
         return None
@@ -156,7 +157,8 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
     return Saver(var_list=var_list, **kwargs)
 
 
-def _restore_collections(graph: Graph, mg: MetaGraphDef, scope: str) -> None:
+def restore_collections(graph: Graph, mg: MetaGraphDef, scope: str) -> None:
+    """Adds the collections of `mg` to `graph`, names under `scope` (variables as one tf.Variable each)."""
     def scoped(name: str) -> str:
         return f"{scope}/{name}" if scope else name
 

@@ -223,6 +223,9 @@ class _HookedSession:
                     raise RuntimeError(f"Same tensor is fed by a SessionRunHook and user. Conflict(s): {k}")
                 feed_dict[k] = v
             options = _merge_options(options, request.options)
+        if run_metadata is None:  # TF's: hooks that asked for a trace find it in run_values.run_metadata
+            from ..config import RunMetadata
+            run_metadata = RunMetadata()
         outputs = self._sess.run(actual_fetches, feed_dict=feed_dict or None, options=options,
                                  run_metadata=run_metadata)
         for hook in self._hooks:

@@ -94,7 +94,8 @@ class Optimizer:
                                                       else [v])]
         if not var_list:
             raise ValueError("No variables to optimize.")
-        grads = _gradients(loss, var_list, grad_ys=grad_loss, aggregation_method=aggregation_method,
+        grads = _gradients(loss, var_list, grad_ys=grad_loss, gate_gradients=gate_gradients == Optimizer.GATE_OP,
+                           aggregation_method=aggregation_method,
                            colocate_gradients_with_ops=colocate_gradients_with_ops)
         dense = [i for i, g in enumerate(grads) if isinstance(g, Tensor)]
         if gate_gradients == Optimizer.GATE_GRAPH and dense:

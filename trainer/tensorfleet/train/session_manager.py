@@ -143,9 +143,6 @@ class SessionManager:
         deadline = time.monotonic() + max_wait_secs
         server = cluster_shutdown.server_for_target(master)
         while True:
-            if cluster_shutdown.cluster_released(server):   # the chief finished before this task was ready
-                raise errors.OutOfRangeError(None, None, "Training finished (the chief released the cluster) "
-                                                         "before the model was ready on this task")
             sess = self._new_session(master, config)
             not_ready_msg = None
             try:
@@ -157,6 +154,9 @@ class SessionManager:
             except (errors.UnavailableError, errors.AbortedError) as e:
                 not_ready_msg = str(e)
             sess.close()
+            if cluster_shutdown.cluster_released(server):   # the chief finished, and the model is not there
+                raise errors.OutOfRangeError(None, None, f"Training finished (the chief released the cluster) "
+                                                         f"before the model was ready on this task: {not_ready_msg}")
             remaining = deadline - time.monotonic()
             if remaining < self._recovery_wait_secs:
                 raise errors.DeadlineExceededError(None, None, f"Session was not ready after waiting "

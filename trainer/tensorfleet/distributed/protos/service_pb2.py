@@ -23,81 +23,82 @@ _sym_db = _symbol_database.Default()
 
 
 from tensorfleet.protos import graph_pb2 as tensorfleet_dot_protos_dot_graph__pb2
+from tensorfleet.protos import step_stats_pb2 as tensorfleet_dot_protos_dot_step__stats__pb2
 from tensorfleet.protos import tensor_shape_pb2 as tensorfleet_dot_protos_dot_tensor__shape__pb2
 from tensorfleet.protos import types_pb2 as tensorfleet_dot_protos_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n,tensorfleet/distributed/protos/service.proto\x12\x0ftensorfleet.rpc\x1a\x1etensorfleet/protos/graph.proto\x1a%tensorfleet/protos/tensor_shape.proto\x1a\x1etensorfleet/protos/types.proto\"\x8e\x01\n\nTensorMeta\x12\x0c\n\x04name\x18\x01 \x01(\t\x12$\n\x05\x64type\x18\x02 \x01(\x0e\x32\x15.tensorfleet.DataType\x12,\n\x05shape\x18\x03 \x01(\x0b\x32\x1d.tensorfleet.TensorShapeProto\x12\x0e\n\x06offset\x18\x04 \x01(\x03\x12\x0e\n\x06nbytes\x18\x05 \x01(\x03\"\'\n\x06Status\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\"|\n\nCallHeader\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\x0c\x12\x15\n\rpayload_bytes\x18\x03 \x01(\x03\x12\'\n\x06status\x18\x04 \x01(\x0b\x32\x17.tensorfleet.rpc.Status\x12\r\n\x05token\x18\x05 \x01(\t\"B\n\x05\x43hunk\x12+\n\x06header\x18\x01 \x01(\x0b\x32\x1b.tensorfleet.rpc.CallHeader\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"K\n\x10\x44\x65viceAttributes\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65vice_type\x18\x02 \x01(\t\x12\x14\n\x0cmemory_limit\x18\x03 \x01(\x03\"\x12\n\x10GetStatusRequest\"\x92\x01\n\x11GetStatusResponse\x12\x31\n\x06\x64\x65vice\x18\x01 \x03(\x0b\x32!.tensorfleet.rpc.DeviceAttributes\x12\x11\n\tbulk_port\x18\x02 \x01(\x05\x12\x0c\n\x04task\x18\x03 \x01(\t\x12\x13\n\x0bincarnation\x18\x04 \x01(\x03\x12\x14\n\x0clocal_socket\x18\x05 \x01(\t\"\xc1\x01\n\x14RegisterGraphRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12(\n\tgraph_def\x18\x02 \x01(\x0b\x32\x15.tensorfleet.GraphDef\x12\x0c\n\x04\x66\x65\x65\x64\x18\x03 \x03(\t\x12\r\n\x05\x66\x65tch\x18\x04 \x03(\t\x12\x0e\n\x06target\x18\x05 \x03(\t\x12\x1c\n\x14\x61llow_soft_placement\x18\x06 \x01(\x08\x12\x1c\n\x14log_device_placement\x18\x07 \x01(\x08\"-\n\x15RegisterGraphResponse\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\".\n\x16\x44\x65registerGraphRequest\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\"\x19\n\x17\x44\x65registerGraphResponse\"&\n\tLocalFeed\x12\x0c\n\x04\x66\x65\x65\x64\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\"\xdc\x01\n\x0fRunGraphRequest\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\x12\x0f\n\x07step_id\x18\x02 \x01(\x03\x12)\n\x04send\x18\x03 \x03(\x0b\x32\x1b.tensorfleet.rpc.TensorMeta\x12)\n\x05local\x18\x04 \x03(\x0b\x32\x1a.tensorfleet.rpc.LocalFeed\x12\x0c\n\x04keep\x18\x05 \x03(\t\x12\x13\n\x0b\x65nd_of_step\x18\x06 \x01(\x08\x12\x12\n\ntimeout_ms\x18\x07 \x01(\x03\x12\x15\n\rkeep_returned\x18\x08 \x03(\t\"=\n\x10RunGraphResponse\x12)\n\x04recv\x18\x01 \x03(\x0b\x32\x1b.tensorfleet.rpc.TensorMeta\"%\n\x12\x43leanupStepRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\"\x15\n\x13\x43leanupStepResponse\"!\n\x0cResetRequest\x12\x11\n\tcontainer\x18\x01 \x03(\t\"\x0f\n\rResetResponse\"J\n\x0fShutdownRequest\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x11\n\texit_code\x18\x02 \x01(\x05\x12\x14\n\x0ckeep_serving\x18\x03 \x01(\x08\"\x12\n\x10ShutdownResponse\"\x82\x01\n\x0eSessionOptions\x12\x1c\n\x14\x61llow_soft_placement\x18\x01 \x01(\x08\x12\x1c\n\x14log_device_placement\x18\x02 \x01(\x08\x12\x16\n\x0e\x64\x65vice_filters\x18\x03 \x03(\t\x12\x1c\n\x14operation_timeout_ms\x18\x04 \x01(\x03\"r\n\x14\x43reateSessionRequest\x12(\n\tgraph_def\x18\x01 \x01(\x0b\x32\x15.tensorfleet.GraphDef\x12\x30\n\x07options\x18\x02 \x01(\x0b\x32\x1f.tensorfleet.rpc.SessionOptions\"/\n\x15\x43reateSessionResponse\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"X\n\x14\x45xtendSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12(\n\tgraph_def\x18\x02 \x01(\x0b\x32\x15.tensorfleet.GraphDef\"\x17\n\x15\x45xtendSessionResponse\"\x86\x01\n\x0eRunStepRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12)\n\x04\x66\x65\x65\x64\x18\x02 \x03(\x0b\x32\x1b.tensorfleet.rpc.TensorMeta\x12\r\n\x05\x66\x65tch\x18\x03 \x03(\t\x12\x0e\n\x06target\x18\x04 \x03(\t\x12\x12\n\ntimeout_ms\x18\x05 \x01(\x03\">\n\x0fRunStepResponse\x12+\n\x06tensor\x18\x01 \x03(\x0b\x32\x1b.tensorfleet.rpc.TensorMeta\"-\n\x13\x43loseSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x16\n\x14\x43loseSessionResponse\",\n\x12ListDevicesRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"H\n\x13ListDevicesResponse\x12\x31\n\x06\x64\x65vice\x18\x01 \x03(\x0b\x32!.tensorfleet.rpc.DeviceAttributes2\xdc\x04\n\rWorkerService\x12R\n\tGetStatus\x12!.tensorfleet.rpc.GetStatusRequest\x1a\".tensorfleet.rpc.GetStatusResponse\x12^\n\rRegisterGraph\x12%.tensorfleet.rpc.RegisterGraphRequest\x1a&.tensorfleet.rpc.RegisterGraphResponse\x12\x64\n\x0f\x44\x65registerGraph\x12\'.tensorfleet.rpc.DeregisterGraphRequest\x1a(.tensorfleet.rpc.DeregisterGraphResponse\x12>\n\x08RunGraph\x12\x16.tensorfleet.rpc.Chunk\x1a\x16.tensorfleet.rpc.Chunk(\x01\x30\x01\x12X\n\x0b\x43leanupStep\x12#.tensorfleet.rpc.CleanupStepRequest\x1a$.tensorfleet.rpc.CleanupStepResponse\x12\x46\n\x05Reset\x12\x1d.tensorfleet.rpc.ResetRequest\x1a\x1e.tensorfleet.rpc.ResetResponse\x12O\n\x08Shutdown\x12 .tensorfleet.rpc.ShutdownRequest\x1a!.tensorfleet.rpc.ShutdownResponse2\x8d\x04\n\rMasterService\x12^\n\rCreateSession\x12%.tensorfleet.rpc.CreateSessionRequest\x1a&.tensorfleet.rpc.CreateSessionResponse\x12^\n\rExtendSession\x12%.tensorfleet.rpc.ExtendSessionRequest\x1a&.tensorfleet.rpc.ExtendSessionResponse\x12=\n\x07RunStep\x12\x16.tensorfleet.rpc.Chunk\x1a\x16.tensorfleet.rpc.Chunk(\x01\x30\x01\x12[\n\x0c\x43loseSession\x12$.tensorfleet.rpc.CloseSessionRequest\x1a%.tensorfleet.rpc.CloseSessionResponse\x12X\n\x0bListDevices\x12#.tensorfleet.rpc.ListDevicesRequest\x1a$.tensorfleet.rpc.ListDevicesResponse\x12\x46\n\x05Reset\x12\x1d.tensorfleet.rpc.ResetRequest\x1a\x1e.tensorfleet.rpc.ResetResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n,tensorfleet/distributed/protos/service.proto\x12\x0ftensorfleet.rpc\x1a\x1etensorfleet/protos/graph.proto\x1a#tensorfleet/protos/step_stats.proto\x1a%tensorfleet/protos/tensor_shape.proto\x1a\x1etensorfleet/protos/types.proto\"\x8e\x01\n\nTensorMeta\x12\x0c\n\x04name\x18\x01 \x01(\t\x12$\n\x05\x64type\x18\x02 \x01(\x0e\x32\x15.tensorfleet.DataType\x12,\n\x05shape\x18\x03 \x01(\x0b\x32\x1d.tensorfleet.TensorShapeProto\x12\x0e\n\x06offset\x18\x04 \x01(\x03\x12\x0e\n\x06nbytes\x18\x05 \x01(\x03\"\'\n\x06Status\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\"|\n\nCallHeader\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\x0c\x12\x15\n\rpayload_bytes\x18\x03 \x01(\x03\x12\'\n\x06status\x18\x04 \x01(\x0b\x32\x17.tensorfleet.rpc.Status\x12\r\n\x05token\x18\x05 \x01(\t\"B\n\x05\x43hunk\x12+\n\x06header\x18\x01 \x01(\x0b\x32\x1b.tensorfleet.rpc.CallHeader\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"K\n\x10\x44\x65viceAttributes\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65vice_type\x18\x02 \x01(\t\x12\x14\n\x0cmemory_limit\x18\x03 \x01(\x03\"\x12\n\x10GetStatusRequest\"\x92\x01\n\x11GetStatusResponse\x12\x31\n\x06\x64\x65vice\x18\x01 \x03(\x0b\x32!.tensorfleet.rpc.DeviceAttributes\x12\x11\n\tbulk_port\x18\x02 \x01(\x05\x12\x0c\n\x04task\x18\x03 \x01(\t\x12\x13\n\x0bincarnation\x18\x04 \x01(\x03\x12\x14\n\x0clocal_socket\x18\x05 \x01(\t\"\xc1\x01\n\x14RegisterGraphRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12(\n\tgraph_def\x18\x02 \x01(\x0b\x32\x15.tensorfleet.GraphDef\x12\x0c\n\x04\x66\x65\x65\x64\x18\x03 \x03(\t\x12\r\n\x05\x66\x65tch\x18\x04 \x03(\t\x12\x0e\n\x06target\x18\x05 \x03(\t\x12\x1c\n\x14\x61llow_soft_placement\x18\x06 \x01(\x08\x12\x1c\n\x14log_device_placement\x18\x07 \x01(\x08\"-\n\x15RegisterGraphResponse\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\".\n\x16\x44\x65registerGraphRequest\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\"\x19\n\x17\x44\x65registerGraphResponse\"&\n\tLocalFeed\x12\x0c\n\x04\x66\x65\x65\x64\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\"\xeb\x01\n\x0fRunGraphRequest\x12\x14\n\x0cgraph_handle\x18\x01 \x01(\t\x12\x0f\n\x07step_id\x18\x02 \x01(\x03\x12)\n\x04send\x18\x03 \x03(\x0b\x32\x1b.tensorfleet.rpc.TensorMeta\x12)\n\x05local\x18\x04 \x03(\x0b\x32\x1a.tensorfleet.rpc.LocalFeed\x12\x0c\n\x04keep\x18\x05 \x03(\t\x12\x13\n\x0b\x65nd_of_step\x18\x06 \x01(\x08\x12\x12\n\ntimeout_ms\x18\x07 \x01(\x03\x12\x15\n\rkeep_returned\x18\x08 \x03(\t\x12\r\n\x05trace\x18\t \x01(\x08\"i\n\x10RunGraphResponse\x12)\n\x04recv\x18\x01 \x03(\x0b\x32\x1b.tensorfleet.rpc.TensorMeta\x12*\n\nstep_stats\x18\x02 \x01(\x0b\x32\x16.tensorfleet.StepStats\"%\n\x12\x43leanupStepRequest\x12\x0f\n\x07step_id\x18\x01 \x01(\x03\"\x15\n\x13\x43leanupStepResponse\"!\n\x0cResetRequest\x12\x11\n\tcontainer\x18\x01 \x03(\t\"\x0f\n\rResetResponse\"^\n\x0fShutdownRequest\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x11\n\texit_code\x18\x02 \x01(\x05\x12\x14\n\x0ckeep_serving\x18\x03 \x01(\x08\x12\x12\n\nended_task\x18\x04 \x01(\t\"\x12\n\x10ShutdownResponse\"\x82\x01\n\x0eSessionOptions\x12\x1c\n\x14\x61llow_soft_placement\x18\x01 \x01(\x08\x12\x1c\n\x14log_device_placement\x18\x02 \x01(\x08\x12\x16\n\x0e\x64\x65vice_filters\x18\x03 \x03(\t\x12\x1c\n\x14operation_timeout_ms\x18\x04 \x01(\x03\"r\n\x14\x43reateSessionRequest\x12(\n\tgraph_def\x18\x01 \x01(\x0b\x32\x15.tensorfleet.GraphDef\x12\x30\n\x07options\x18\x02 \x01(\x0b\x32\x1f.tensorfleet.rpc.SessionOptions\"/\n\x15\x43reateSessionResponse\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"X\n\x14\x45xtendSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12(\n\tgraph_def\x18\x02 \x01(\x0b\x32\x15.tensorfleet.GraphDef\"\x17\n\x15\x45xtendSessionResponse\"\x95\x01\n\x0eRunStepRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\x12)\n\x04\x66\x65\x65\x64\x18\x02 \x03(\x0b\x32\x1b.tensorfleet.rpc.TensorMeta\x12\r\n\x05\x66\x65tch\x18\x03 \x03(\t\x12\x0e\n\x06target\x18\x04 \x03(\t\x12\x12\n\ntimeout_ms\x18\x05 \x01(\x03\x12\r\n\x05trace\x18\x06 \x01(\x08\"j\n\x0fRunStepResponse\x12+\n\x06tensor\x18\x01 \x03(\x0b\x32\x1b.tensorfleet.rpc.TensorMeta\x12*\n\nstep_stats\x18\x02 \x01(\x0b\x32\x16.tensorfleet.StepStats\"-\n\x13\x43loseSessionRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"\x16\n\x14\x43loseSessionResponse\",\n\x12ListDevicesRequest\x12\x16\n\x0esession_handle\x18\x01 \x01(\t\"H\n\x13ListDevicesResponse\x12\x31\n\x06\x64\x65vice\x18\x01 \x03(\x0b\x32!.tensorfleet.rpc.DeviceAttributes2\xdc\x04\n\rWorkerService\x12R\n\tGetStatus\x12!.tensorfleet.rpc.GetStatusRequest\x1a\".tensorfleet.rpc.GetStatusResponse\x12^\n\rRegisterGraph\x12%.tensorfleet.rpc.RegisterGraphRequest\x1a&.tensorfleet.rpc.RegisterGraphResponse\x12\x64\n\x0f\x44\x65registerGraph\x12\'.tensorfleet.rpc.DeregisterGraphRequest\x1a(.tensorfleet.rpc.DeregisterGraphResponse\x12>\n\x08RunGraph\x12\x16.tensorfleet.rpc.Chunk\x1a\x16.tensorfleet.rpc.Chunk(\x01\x30\x01\x12X\n\x0b\x43leanupStep\x12#.tensorfleet.rpc.CleanupStepRequest\x1a$.tensorfleet.rpc.CleanupStepResponse\x12\x46\n\x05Reset\x12\x1d.tensorfleet.rpc.ResetRequest\x1a\x1e.tensorfleet.rpc.ResetResponse\x12O\n\x08Shutdown\x12 .tensorfleet.rpc.ShutdownRequest\x1a!.tensorfleet.rpc.ShutdownResponse2\x8d\x04\n\rMasterService\x12^\n\rCreateSession\x12%.tensorfleet.rpc.CreateSessionRequest\x1a&.tensorfleet.rpc.CreateSessionResponse\x12^\n\rExtendSession\x12%.tensorfleet.rpc.ExtendSessionRequest\x1a&.tensorfleet.rpc.ExtendSessionResponse\x12=\n\x07RunStep\x12\x16.tensorfleet.rpc.Chunk\x1a\x16.tensorfleet.rpc.Chunk(\x01\x30\x01\x12[\n\x0c\x43loseSession\x12$.tensorfleet.rpc.CloseSessionRequest\x1a%.tensorfleet.rpc.CloseSessionResponse\x12X\n\x0bListDevices\x12#.tensorfleet.rpc.ListDevicesRequest\x1a$.tensorfleet.rpc.ListDevicesResponse\x12\x46\n\x05Reset\x12\x1d.tensorfleet.rpc.ResetRequest\x1a\x1e.tensorfleet.rpc.ResetResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tensorfleet.distributed.protos.service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TENSORMETA']._serialized_start=169
-  _globals['_TENSORMETA']._serialized_end=311
-  _globals['_STATUS']._serialized_start=313
-  _globals['_STATUS']._serialized_end=352
-  _globals['_CALLHEADER']._serialized_start=354
-  _globals['_CALLHEADER']._serialized_end=478
-  _globals['_CHUNK']._serialized_start=480
-  _globals['_CHUNK']._serialized_end=546
-  _globals['_DEVICEATTRIBUTES']._serialized_start=548
-  _globals['_DEVICEATTRIBUTES']._serialized_end=623
-  _globals['_GETSTATUSREQUEST']._serialized_start=625
-  _globals['_GETSTATUSREQUEST']._serialized_end=643
-  _globals['_GETSTATUSRESPONSE']._serialized_start=646
-  _globals['_GETSTATUSRESPONSE']._serialized_end=792
-  _globals['_REGISTERGRAPHREQUEST']._serialized_start=795
-  _globals['_REGISTERGRAPHREQUEST']._serialized_end=988
-  _globals['_REGISTERGRAPHRESPONSE']._serialized_start=990
-  _globals['_REGISTERGRAPHRESPONSE']._serialized_end=1035
-  _globals['_DEREGISTERGRAPHREQUEST']._serialized_start=1037
-  _globals['_DEREGISTERGRAPHREQUEST']._serialized_end=1083
-  _globals['_DEREGISTERGRAPHRESPONSE']._serialized_start=1085
-  _globals['_DEREGISTERGRAPHRESPONSE']._serialized_end=1110
-  _globals['_LOCALFEED']._serialized_start=1112
-  _globals['_LOCALFEED']._serialized_end=1150
-  _globals['_RUNGRAPHREQUEST']._serialized_start=1153
-  _globals['_RUNGRAPHREQUEST']._serialized_end=1373
-  _globals['_RUNGRAPHRESPONSE']._serialized_start=1375
-  _globals['_RUNGRAPHRESPONSE']._serialized_end=1436
-  _globals['_CLEANUPSTEPREQUEST']._serialized_start=1438
-  _globals['_CLEANUPSTEPREQUEST']._serialized_end=1475
-  _globals['_CLEANUPSTEPRESPONSE']._serialized_start=1477
-  _globals['_CLEANUPSTEPRESPONSE']._serialized_end=1498
-  _globals['_RESETREQUEST']._serialized_start=1500
-  _globals['_RESETREQUEST']._serialized_end=1533
-  _globals['_RESETRESPONSE']._serialized_start=1535
-  _globals['_RESETRESPONSE']._serialized_end=1550
-  _globals['_SHUTDOWNREQUEST']._serialized_start=1552
-  _globals['_SHUTDOWNREQUEST']._serialized_end=1626
-  _globals['_SHUTDOWNRESPONSE']._serialized_start=1628
-  _globals['_SHUTDOWNRESPONSE']._serialized_end=1646
-  _globals['_SESSIONOPTIONS']._serialized_start=1649
-  _globals['_SESSIONOPTIONS']._serialized_end=1779
-  _globals['_CREATESESSIONREQUEST']._serialized_start=1781
-  _globals['_CREATESESSIONREQUEST']._serialized_end=1895
-  _globals['_CREATESESSIONRESPONSE']._serialized_start=1897
-  _globals['_CREATESESSIONRESPONSE']._serialized_end=1944
-  _globals['_EXTENDSESSIONREQUEST']._serialized_start=1946
-  _globals['_EXTENDSESSIONREQUEST']._serialized_end=2034
-  _globals['_EXTENDSESSIONRESPONSE']._serialized_start=2036
-  _globals['_EXTENDSESSIONRESPONSE']._serialized_end=2059
-  _globals['_RUNSTEPREQUEST']._serialized_start=2062
-  _globals['_RUNSTEPREQUEST']._serialized_end=2196
-  _globals['_RUNSTEPRESPONSE']._serialized_start=2198
-  _globals['_RUNSTEPRESPONSE']._serialized_end=2260
-  _globals['_CLOSESESSIONREQUEST']._serialized_start=2262
-  _globals['_CLOSESESSIONREQUEST']._serialized_end=2307
-  _globals['_CLOSESESSIONRESPONSE']._serialized_start=2309
-  _globals['_CLOSESESSIONRESPONSE']._serialized_end=2331
-  _globals['_LISTDEVICESREQUEST']._serialized_start=2333
-  _globals['_LISTDEVICESREQUEST']._serialized_end=2377
-  _globals['_LISTDEVICESRESPONSE']._serialized_start=2379
-  _globals['_LISTDEVICESRESPONSE']._serialized_end=2451
-  _globals['_WORKERSERVICE']._serialized_start=2454
-  _globals['_WORKERSERVICE']._serialized_end=3058
-  _globals['_MASTERSERVICE']._serialized_start=3061
-  _globals['_MASTERSERVICE']._serialized_end=3586
+  _globals['_TENSORMETA']._serialized_start=206
+  _globals['_TENSORMETA']._serialized_end=348
+  _globals['_STATUS']._serialized_start=350
+  _globals['_STATUS']._serialized_end=389
+  _globals['_CALLHEADER']._serialized_start=391
+  _globals['_CALLHEADER']._serialized_end=515
+  _globals['_CHUNK']._serialized_start=517
+  _globals['_CHUNK']._serialized_end=583
+  _globals['_DEVICEATTRIBUTES']._serialized_start=585
+  _globals['_DEVICEATTRIBUTES']._serialized_end=660
+  _globals['_GETSTATUSREQUEST']._serialized_start=662
+  _globals['_GETSTATUSREQUEST']._serialized_end=680
+  _globals['_GETSTATUSRESPONSE']._serialized_start=683
+  _globals['_GETSTATUSRESPONSE']._serialized_end=829
+  _globals['_REGISTERGRAPHREQUEST']._serialized_start=832
+  _globals['_REGISTERGRAPHREQUEST']._serialized_end=1025
+  _globals['_REGISTERGRAPHRESPONSE']._serialized_start=1027
+  _globals['_REGISTERGRAPHRESPONSE']._serialized_end=1072
+  _globals['_DEREGISTERGRAPHREQUEST']._serialized_start=1074
+  _globals['_DEREGISTERGRAPHREQUEST']._serialized_end=1120
+  _globals['_DEREGISTERGRAPHRESPONSE']._serialized_start=1122
+  _globals['_DEREGISTERGRAPHRESPONSE']._serialized_end=1147
+  _globals['_LOCALFEED']._serialized_start=1149
+  _globals['_LOCALFEED']._serialized_end=1187
+  _globals['_RUNGRAPHREQUEST']._serialized_start=1190
+  _globals['_RUNGRAPHREQUEST']._serialized_end=1425
+  _globals['_RUNGRAPHRESPONSE']._serialized_start=1427
+  _globals['_RUNGRAPHRESPONSE']._serialized_end=1532
+  _globals['_CLEANUPSTEPREQUEST']._serialized_start=1534
+  _globals['_CLEANUPSTEPREQUEST']._serialized_end=1571
+  _globals['_CLEANUPSTEPRESPONSE']._serialized_start=1573
+  _globals['_CLEANUPSTEPRESPONSE']._serialized_end=1594
+  _globals['_RESETREQUEST']._serialized_start=1596
+  _globals['_RESETREQUEST']._serialized_end=1629
+  _globals['_RESETRESPONSE']._serialized_start=1631
+  _globals['_RESETRESPONSE']._serialized_end=1646
+  _globals['_SHUTDOWNREQUEST']._serialized_start=1648
+  _globals['_SHUTDOWNREQUEST']._serialized_end=1742
+  _globals['_SHUTDOWNRESPONSE']._serialized_start=1744
+  _globals['_SHUTDOWNRESPONSE']._serialized_end=1762
+  _globals['_SESSIONOPTIONS']._serialized_start=1765
+  _globals['_SESSIONOPTIONS']._serialized_end=1895
+  _globals['_CREATESESSIONREQUEST']._serialized_start=1897
+  _globals['_CREATESESSIONREQUEST']._serialized_end=2011
+  _globals['_CREATESESSIONRESPONSE']._serialized_start=2013
+  _globals['_CREATESESSIONRESPONSE']._serialized_end=2060
+  _globals['_EXTENDSESSIONREQUEST']._serialized_start=2062
+  _globals['_EXTENDSESSIONREQUEST']._serialized_end=2150
+  _globals['_EXTENDSESSIONRESPONSE']._serialized_start=2152
+  _globals['_EXTENDSESSIONRESPONSE']._serialized_end=2175
+  _globals['_RUNSTEPREQUEST']._serialized_start=2178
+  _globals['_RUNSTEPREQUEST']._serialized_end=2327
+  _globals['_RUNSTEPRESPONSE']._serialized_start=2329
+  _globals['_RUNSTEPRESPONSE']._serialized_end=2435
+  _globals['_CLOSESESSIONREQUEST']._serialized_start=2437
+  _globals['_CLOSESESSIONREQUEST']._serialized_end=2482
+  _globals['_CLOSESESSIONRESPONSE']._serialized_start=2484
+  _globals['_CLOSESESSIONRESPONSE']._serialized_end=2506
+  _globals['_LISTDEVICESREQUEST']._serialized_start=2508
+  _globals['_LISTDEVICESREQUEST']._serialized_end=2552
+  _globals['_LISTDEVICESRESPONSE']._serialized_start=2554
+  _globals['_LISTDEVICESRESPONSE']._serialized_end=2626
+  _globals['_WORKERSERVICE']._serialized_start=2629
+  _globals['_WORKERSERVICE']._serialized_end=3233
+  _globals['_MASTERSERVICE']._serialized_start=3236
+  _globals['_MASTERSERVICE']._serialized_end=3761
 # @@protoc_insertion_point(module_scope)

@@ -1,4 +1,5 @@
 from tensorfleet.protos import graph_pb2 as _graph_pb2
+from tensorfleet.protos import step_stats_pb2 as _step_stats_pb2
 from tensorfleet.protos import tensor_shape_pb2 as _tensor_shape_pb2
 from tensorfleet.protos import types_pb2 as _types_pb2
 from google.protobuf.internal import containers as _containers
@@ -124,7 +125,7 @@ class LocalFeed(_message.Message):
     def __init__(self, feed: _Optional[str] = ..., key: _Optional[str] = ...) -> None: ...
 
 class RunGraphRequest(_message.Message):
-    __slots__ = ("graph_handle", "step_id", "send", "local", "keep", "end_of_step", "timeout_ms", "keep_returned")
+    __slots__ = ("graph_handle", "step_id", "send", "local", "keep", "end_of_step", "timeout_ms", "keep_returned", "trace")
     GRAPH_HANDLE_FIELD_NUMBER: _ClassVar[int]
     STEP_ID_FIELD_NUMBER: _ClassVar[int]
     SEND_FIELD_NUMBER: _ClassVar[int]
@@ -133,6 +134,7 @@ class RunGraphRequest(_message.Message):
     END_OF_STEP_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     KEEP_RETURNED_FIELD_NUMBER: _ClassVar[int]
+    TRACE_FIELD_NUMBER: _ClassVar[int]
     graph_handle: str
     step_id: int
     send: _containers.RepeatedCompositeFieldContainer[TensorMeta]
@@ -141,13 +143,16 @@ class RunGraphRequest(_message.Message):
     end_of_step: bool
     timeout_ms: int
     keep_returned: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, graph_handle: _Optional[str] = ..., step_id: _Optional[int] = ..., send: _Optional[_Iterable[_Union[TensorMeta, _Mapping]]] = ..., local: _Optional[_Iterable[_Union[LocalFeed, _Mapping]]] = ..., keep: _Optional[_Iterable[str]] = ..., end_of_step: _Optional[bool] = ..., timeout_ms: _Optional[int] = ..., keep_returned: _Optional[_Iterable[str]] = ...) -> None: ...
+    trace: bool
+    def __init__(self, graph_handle: _Optional[str] = ..., step_id: _Optional[int] = ..., send: _Optional[_Iterable[_Union[TensorMeta, _Mapping]]] = ..., local: _Optional[_Iterable[_Union[LocalFeed, _Mapping]]] = ..., keep: _Optional[_Iterable[str]] = ..., end_of_step: _Optional[bool] = ..., timeout_ms: _Optional[int] = ..., keep_returned: _Optional[_Iterable[str]] = ..., trace: _Optional[bool] = ...) -> None: ...
 
 class RunGraphResponse(_message.Message):
-    __slots__ = ("recv",)
+    __slots__ = ("recv", "step_stats")
     RECV_FIELD_NUMBER: _ClassVar[int]
+    STEP_STATS_FIELD_NUMBER: _ClassVar[int]
     recv: _containers.RepeatedCompositeFieldContainer[TensorMeta]
-    def __init__(self, recv: _Optional[_Iterable[_Union[TensorMeta, _Mapping]]] = ...) -> None: ...
+    step_stats: _step_stats_pb2.StepStats
+    def __init__(self, recv: _Optional[_Iterable[_Union[TensorMeta, _Mapping]]] = ..., step_stats: _Optional[_Union[_step_stats_pb2.StepStats, _Mapping]] = ...) -> None: ...
 
 class CleanupStepRequest(_message.Message):
     __slots__ = ("step_id",)
@@ -170,14 +175,16 @@ class ResetResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ShutdownRequest(_message.Message):
-    __slots__ = ("reason", "exit_code", "keep_serving")
+    __slots__ = ("reason", "exit_code", "keep_serving", "ended_task")
     REASON_FIELD_NUMBER: _ClassVar[int]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
     KEEP_SERVING_FIELD_NUMBER: _ClassVar[int]
+    ENDED_TASK_FIELD_NUMBER: _ClassVar[int]
     reason: str
     exit_code: int
     keep_serving: bool
-    def __init__(self, reason: _Optional[str] = ..., exit_code: _Optional[int] = ..., keep_serving: _Optional[bool] = ...) -> None: ...
+    ended_task: str
+    def __init__(self, reason: _Optional[str] = ..., exit_code: _Optional[int] = ..., keep_serving: _Optional[bool] = ..., ended_task: _Optional[str] = ...) -> None: ...
 
 class ShutdownResponse(_message.Message):
     __slots__ = ()
@@ -222,24 +229,28 @@ class ExtendSessionResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class RunStepRequest(_message.Message):
-    __slots__ = ("session_handle", "feed", "fetch", "target", "timeout_ms")
+    __slots__ = ("session_handle", "feed", "fetch", "target", "timeout_ms", "trace")
     SESSION_HANDLE_FIELD_NUMBER: _ClassVar[int]
     FEED_FIELD_NUMBER: _ClassVar[int]
     FETCH_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    TRACE_FIELD_NUMBER: _ClassVar[int]
     session_handle: str
     feed: _containers.RepeatedCompositeFieldContainer[TensorMeta]
     fetch: _containers.RepeatedScalarFieldContainer[str]
     target: _containers.RepeatedScalarFieldContainer[str]
     timeout_ms: int
-    def __init__(self, session_handle: _Optional[str] = ..., feed: _Optional[_Iterable[_Union[TensorMeta, _Mapping]]] = ..., fetch: _Optional[_Iterable[str]] = ..., target: _Optional[_Iterable[str]] = ..., timeout_ms: _Optional[int] = ...) -> None: ...
+    trace: bool
+    def __init__(self, session_handle: _Optional[str] = ..., feed: _Optional[_Iterable[_Union[TensorMeta, _Mapping]]] = ..., fetch: _Optional[_Iterable[str]] = ..., target: _Optional[_Iterable[str]] = ..., timeout_ms: _Optional[int] = ..., trace: _Optional[bool] = ...) -> None: ...
 
 class RunStepResponse(_message.Message):
-    __slots__ = ("tensor",)
+    __slots__ = ("tensor", "step_stats")
     TENSOR_FIELD_NUMBER: _ClassVar[int]
+    STEP_STATS_FIELD_NUMBER: _ClassVar[int]
     tensor: _containers.RepeatedCompositeFieldContainer[TensorMeta]
-    def __init__(self, tensor: _Optional[_Iterable[_Union[TensorMeta, _Mapping]]] = ...) -> None: ...
+    step_stats: _step_stats_pb2.StepStats
+    def __init__(self, tensor: _Optional[_Iterable[_Union[TensorMeta, _Mapping]]] = ..., step_stats: _Optional[_Union[_step_stats_pb2.StepStats, _Mapping]] = ...) -> None: ...
 
 class CloseSessionRequest(_message.Message):
     __slots__ = ("session_handle",)

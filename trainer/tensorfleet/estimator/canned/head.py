@@ -8,7 +8,9 @@ Used by `linear.py`, `dnn.py`, `dnn_linear_combined.py`. Three heads, as TF pick
 - regression: squared error; `predictions`; metrics `average_loss`, `prediction/mean`, `label/mean`.
 The training loss is the per-example losses' weighted SUM over the batch (v1's `loss_reduction`
 default); summaries `loss` and `average_loss`. String labels need `label_vocabulary` (their class ids are
-their positions in it, and `classes` are its strings).
+their positions in it, and `classes` are its strings). In PREDICT mode the heads' `export_outputs` are TF's:
+`serving_default` = `classification` (scores = probabilities, classes = every class name) or `regression`,
+the binary head's `regression` (the logistic), and `predict` (every prediction).
 """
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ import numpy as np
 from ... import dtypes as _dtypes
 from ...ops import array_ops, check_ops, math_ops, metrics_ops, nn_ops, string_ops
 from ...default_graph import control_dependencies
+from ...saved_model.signature_constants import DEFAULT_SERVING_SIGNATURE_DEF_KEY as DEFAULT_SERVING_KEY
+from ..export.export_output import ClassificationOutput, PredictOutput, RegressionOutput
 from ..model_fn import EstimatorSpec, ModeKeys
 
 __all__: list = []
@@ -84,7 +88,7 @@ class _Head:
     def create_estimator_spec(self, features, mode, logits, labels=None, train_op_fn=None):
         predictions = self._predictions(logits)
         if mode == ModeKeys.PREDICT:
-            return EstimatorSpec(mode=mode, predictions=predictions)
+            return EstimatorSpec(mode=mode, predictions=predictions, export_outputs=self._export_outputs(predictions))
         if labels is None:
             raise ValueError("You must provide a labels Tensor. Given: None. Suggested troubleshooting steps: "
                              "Check that your data contain your label feature. Check that your input_fn properly "
@@ -102,6 +106,12 @@ class _Head:
         _summaries(training_loss, unreduced, weights)
         return EstimatorSpec(mode=mode, predictions=predictions, loss=training_loss,
                              train_op=train_op_fn(training_loss))
+
+    def _export_outputs(self, predictions) -> dict:
+        """TF's classification heads' serving signatures: `serving_default` and `classification` (the
+        probabilities as scores, every class name per example as classes) and `predict` (all predictions)."""
+        classify = ClassificationOutput(scores=predictions["probabilities"], classes=predictions["all_classes"])
+        return {DEFAULT_SERVING_KEY: classify, "classification": classify, "predict": PredictOutput(predictions)}
 
     def _check_labels(self, labels):
         labels = labels if hasattr(labels, "op") else array_ops.convert_to_tensor(labels)
@@ -164,6 +174,10 @@ class BinaryHead(_Head):
         with control_dependencies([ok, ok2]):
             return array_ops.identity(math_ops.cast(labels, _dtypes.float32))
 
+    def _export_outputs(self, predictions) -> dict:
+        """The binary head adds `regression`: the logistic (probability of class 1)."""
+        return dict(super()._export_outputs(predictions), regression=RegressionOutput(predictions["logistic"]))
+
     def _unreduced_loss(self, labels, logits):
         return nn_ops.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
 
@@ -193,6 +207,11 @@ class RegressionHead(_Head):
 
     def _predictions(self, logits):
         return {"predictions": logits}
+
+    def _export_outputs(self, predictions) -> dict:
+        """TF's regression head: `serving_default` and `regression` (the predictions), `predict`."""
+        regress = RegressionOutput(predictions["predictions"])
+        return {DEFAULT_SERVING_KEY: regress, "regression": regress, "predict": PredictOutput(predictions)}
 
     def _check_labels(self, labels):
         labels = super()._check_labels(labels)

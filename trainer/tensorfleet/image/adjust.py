@@ -1,24 +1,22 @@
-"""`tf.image` (a subset, for tf.data input pipelines): flips and random flips, per_image_standardization,
-convert_image_dtype, brightness, rgb_to_grayscale, central_crop, resize_image_with_crop_or_pad, random_crop and
-resize_images (nearest neighbour and bilinear, TF 1.15's default align_corners=False sampling).
+"""`tf.image` adjustments for input pipelines: flips and random flips, per_image_standardization,
+convert_image_dtype, brightness, rgb_to_grayscale, central_crop, resize_image_with_crop_or_pad, random_crop.
 
-Top layer beside `layers.py`: composites of existing ops (so differentiable where TF's are), for single images
-[height, width, channels] or batches [batch, height, width, channels]. Registered as the module
-`tensorfleet.image`. Image decoding (decode_jpeg/png) is not provided.
+Part of the `tf.image` package (`image/__init__.py` wires the names): composites of existing ops (so
+differentiable where TF's are), for single images [height, width, channels] or batches
+[batch, height, width, channels]. Resizing is `image/resize.py`, decoding and encoding `ops/image_codec_ops.py`.
 """
 from __future__ import annotations
 
-import sys
-import types
+from .. import dtypes as _dtypes
+from ..default_graph import convert_to_tensor, name_scope
+from ..ops import array_ops as _a
+from ..ops import comparison_ops as _c
+from ..ops import math_ops as _m
+from ..ops import random_ops as _r
 
-import numpy as np
-
-from . import dtypes as _dtypes
-from .default_graph import convert_to_tensor, name_scope
-from .ops import array_ops as _a
-from .ops import comparison_ops as _c
-from .ops import math_ops as _m
-from .ops import random_ops as _r
+__all__ = ["flip_left_right", "flip_up_down", "random_flip_left_right", "random_flip_up_down",
+           "per_image_standardization", "convert_image_dtype", "adjust_brightness", "random_brightness",
+           "rgb_to_grayscale", "central_crop", "resize_image_with_crop_or_pad", "random_crop"]
 
 
 def _image(image):
@@ -148,58 +146,5 @@ def resize_image_with_crop_or_pad(image, target_height, target_width):
     return _a.pad(x, pads if x.shape.ndims == 3 else [[0, 0]] + pads)
 
 
-class ResizeMethod:
-    BILINEAR = 0
-    NEAREST_NEIGHBOR = 1
-
-
-def _source_index(out_size, in_size, align_corners):
-    scale = (in_size - 1) / (out_size - 1) if align_corners and out_size > 1 else in_size / out_size
-    return np.arange(out_size) * scale
-
-
-def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False, preserve_aspect_ratio=False):
-    """`tf.image.resize_images` (TF 1.15's legacy sampling: source = target * in / out). Bilinear returns float32."""
-    from .ops.slicing_ops import gather
-    if preserve_aspect_ratio:
-        raise ValueError("resize_images: preserve_aspect_ratio is not supported")
-    x = _image(images)
-    h, w = _static_hw(x)
-    oh, ow = (int(s) for s in size)
-    ha, wa = _hw_axes(x)
-    if method == ResizeMethod.NEAREST_NEIGHBOR:
-        def idx(o, i):
-            s = _source_index(o, i, align_corners)
-            return np.minimum(np.round(s) if align_corners else np.floor(s), i - 1).astype(np.int32)
-        return gather(gather(x, idx(oh, h), axis=ha), idx(ow, w), axis=wa)
-    if method != ResizeMethod.BILINEAR:
-        raise ValueError(f"resize_images: method {method} is not supported (BILINEAR, NEAREST_NEIGHBOR)")
-    x = _m.cast(x, _dtypes.float32)
-
-    def lerp(t, o, i, axis):
-        s = _source_index(o, i, align_corners)
-        lo = np.floor(s).astype(np.int32)
-        hi = np.minimum(lo + 1, i - 1)
-        frac = (s - lo).astype(np.float32)
-        shape = [1] * t.shape.ndims
-        shape[axis] = o
-        f = _a.constant(frac.reshape(shape))
-        a, b = gather(t, lo, axis=axis), gather(t, hi, axis=axis)
-        return _m.add(a, _m.multiply(_m.subtract(b, a), f))
-
-    return lerp(lerp(x, oh, h, ha), ow, w, wa)
-
-
-def _random_crop(value, size, seed=None, name=None):
+def random_crop(value, size, seed=None, name=None):
     return _r.random_crop(value, size, seed=seed, name=name)
-
-
-_MEMBERS = {name: obj for name, obj in globals().items() if not name.startswith("_") and callable(obj)
-            and getattr(obj, "__module__", None) == __name__}
-_MEMBERS.update({"random_crop": _random_crop, "resize_with_crop_or_pad": resize_image_with_crop_or_pad,
-                 "ResizeMethod": ResizeMethod})
-image = types.ModuleType("tensorfleet.image", __doc__)
-for _k, _v in _MEMBERS.items():
-    setattr(image, _k, _v)
-image.__all__ = sorted(_MEMBERS)
-sys.modules[image.__name__] = image

@@ -1,0 +1,179 @@
+"""A job's start and end as TensorFlow's, with real processes on 127.0.0.1 (replica_script.py: a TF1 script in the
+style of mnist_replica.py / dist-mnist, import changed only).
+
+- a ps whose script falls through after `server.join()`: every task exits 0 and the ps never runs worker code;
+- a worker still running its last steps (and its final evaluation) seconds after the chief ended exits 0;
+  the ps serves it until it has ended;
+- a worker killed with SIGKILL holds the released ps no longer than the grace period;
+- a session opened on a master whose process has not started yet (and 5 s before the ps starts) succeeds,
+  and the master logs TF's "CreateSession still waiting for response from worker" line meanwhile;
+- the whole end, 20 times over, every process exiting 0.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from dist_cluster import HERE, free_ports, task_env
+
+SCRIPT = os.path.join(HERE, "replica_script.py")
+WAIT = 120   # seconds any one process may take (a busy 2-core machine)
+
+
+class Task:
+    """One task process of replica_script.py; its output is collected by a thread."""
+
+    def __init__(self, spec, job, index, *flags, env=None):
+        args = [sys.executable, SCRIPT, "--ps_hosts=" + ",".join(spec["ps"]),
+                "--worker_hosts=" + ",".join(spec["worker"]), f"--job_name={job}", f"--task_index={index}", *flags]
+        self.popen = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True, env=task_env(env))
+        self.lines: list = []
+        self.ended_at = None
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.popen.stdout:
+            self.lines.append(line.rstrip("\n"))
+        self.popen.wait()
+        self.ended_at = time.monotonic()
+
+    @property
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait(self, timeout: float = WAIT) -> int:
+        try:
+            code = self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"still running after {timeout} s:\n{self.output}") from None
+        self._reader.join(10)
+        return code
+
+    def wait_for(self, pattern: str, timeout: float = WAIT) -> None:
+        deadline = time.monotonic() + timeout
+        rx = re.compile(pattern)
+        while not any(rx.search(line) for line in list(self.lines)):
+            if time.monotonic() > deadline or (self.popen.poll() is not None and not self._reader.is_alive()):
+                raise AssertionError(f"no line matching {pattern!r}:\n{self.output}")
+            time.sleep(0.05)
+
+    def kill(self):
+        if self.popen.poll() is None:
+            self.popen.kill()
+        self.popen.wait(10)
+
+
+@pytest.fixture
+def tasks():
+    started = []
+
+    def start(*args, **kwargs):
+        t = Task(*args, **kwargs)
+        started.append(t)
+        return t
+
+    yield start
+    for t in started:
+        t.kill()
+
+
+def _spec(workers=2):
+    ports = free_ports(1 + workers)
+    return {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]}
+
+
+def _final_loss(task) -> float:
+    m = re.search(r"^FINAL step=(\d+) loss=([\d.e+-]+)", task.output, re.M)
+    assert m, task.output
+    return float(m.group(2))
+
+
+def _start_job(tasks, steps=60, straggle=0.0):
+    spec = _spec()
+    ps = tasks(spec, "ps", 0)
+    workers = [tasks(spec, "worker", 0, f"--train_steps={steps}"),
+               tasks(spec, "worker", 1, f"--train_steps={steps}", f"--extra_seconds={straggle}")]
+    return ps, workers
+
+
+def _end_job(ps, workers):
+    for w in workers:
+        assert w.wait() == 0, w.output
+        assert "FINAL" in w.output
+    assert ps.wait() == 0, ps.output
+    assert "Initializing session" not in ps.output, ps.output   # join() never handed control back
+
+
+def _run_job(tasks, steps=60):
+    ps, workers = _start_job(tasks, steps)
+    _end_job(ps, workers)
+    return ps, workers
+
+
+def test_ps_that_falls_through_after_join_exits_0_and_runs_no_worker_code(tasks):
+    ps, workers = _run_job(tasks)
+    for w in workers:
+        assert _final_loss(w) < 1.0, w.output   # trained (the loss starts at about 0.85 + 0.25)
+
+
+def test_a_straggler_finishes_its_last_steps_after_the_chief_ended(tasks):
+    spec = _spec()
+    ps = tasks(spec, "ps", 0)
+    chief = tasks(spec, "worker", 0, "--train_steps=60")
+    straggler = tasks(spec, "worker", 1, "--train_steps=60", "--extra_seconds=3")
+    assert chief.wait() == 0, chief.output
+    assert straggler.wait() == 0, straggler.output   # no OutOfRangeError / UnavailableError from a vanished ps
+    assert "FINAL" in straggler.output
+    assert ps.wait() == 0, ps.output
+    assert ps.ended_at >= straggler.ended_at - 0.5, "the ps stopped before the straggler had ended"
+
+
+def test_a_worker_killed_by_sigkill_holds_the_released_ps_only_for_the_grace_period(tasks):
+    spec = _spec()
+    env = {"TENSORFLEET_PS_RELEASE_GRACE_SECONDS": "3"}
+    ps = tasks(spec, "ps", 0, env=env)
+    chief = tasks(spec, "worker", 0, "--train_steps=60", env=env)
+    straggler = tasks(spec, "worker", 1, "--train_steps=60", "--extra_seconds=600", env=env)
+    assert chief.wait() == 0, chief.output
+    released = time.monotonic()
+    straggler.wait_for("Session initialization complete")
+    straggler.popen.send_signal(signal.SIGKILL)
+    assert straggler.wait() == -signal.SIGKILL
+    assert ps.wait(60) == 0, ps.output
+    assert ps.ended_at - released < 3 + 20, ps.output   # the grace period, plus a busy machine's slack
+    assert "no end report from /job:worker/replica:0/task:1" in ps.output, ps.output
+
+
+def test_a_session_opened_before_its_master_and_the_ps_start_succeeds(tasks):
+    spec = _spec(workers=1)
+    # mnist_replica's --existing_servers way: the script's session goes to its task's server in another
+    # process, which starts 2 s after the script; the ps starts 5 s after it
+    client = tasks(spec, "worker", 0, "--train_steps=40", "--existing_servers")
+    time.sleep(2)
+    server = tasks(spec, "worker", 0, "--serve_only")
+    time.sleep(3)
+    ps = tasks(spec, "ps", 0)
+    assert client.wait() == 0, client.output
+    assert _final_loss(client) < 1.0, client.output
+    assert "CreateSession still waiting for the master at" in client.output, client.output
+    server.popen.send_signal(signal.SIGTERM)
+    assert server.wait() == 0, server.output
+    assert "CreateSession still waiting for response from worker: /job:ps/replica:0/task:0" in server.output
+    assert ps.popen.poll() is None   # no chief process of this cluster released it: it serves on, as in TF
+
+
+def test_the_end_of_a_job_twenty_times_every_process_exits_0(tasks):
+    # twenty short jobs, four at a time; in every second one worker 1 straggles 1 s past the chief's end
+    started = time.monotonic()
+    for _ in range(5):
+        jobs = [_start_job(tasks, steps=10, straggle=float(i % 2)) for i in range(4)]
+        for ps, workers in jobs:
+            _end_job(ps, workers)
+        assert time.monotonic() - started < 600, "twenty short jobs took over 10 minutes"
