@@ -2,6 +2,7 @@
 
 Run with the `tf1` extra (real TensorFlow, 1.15 or 2.x through `tf.compat.v1`), never in a test:
     python scripts/check_with_real_tf.py savedmodel [--tensorfleet-python PY] [--cases NAME ...] [--keep DIR]
+    python scripts/check_with_real_tf.py checkpoints [--tensorfleet-python PY] [--keep DIR]
 
 `savedmodel`: tensorfleet, in its own interpreter (`--tensorfleet-python`, default $TENSORFLEET_PYTHON, else
 .venv/bin/python), trains and exports SavedModels (scripts/real_tf_savedmodel_cases.py: a softmax regression,
@@ -11,7 +12,15 @@ TensorFlow then loads each SavedModel with `tf.compat.v1.saved_model.loader.load
 signature on the same inputs: floats must agree within 1e-5 (absolute, or relative to the value when it is
 larger than 1), integers, booleans and strings exactly, and the zoo's random draws in dtype and shape.
 
-Prints one line per case and signature and exits 0 when everything agrees (or TensorFlow is not importable:
+`checkpoints`: tensorfleet, in its own interpreter, saves checkpoints with `tf.train.Saver`
+(scripts/real_tf_checkpoint_cases.py: every dtype, a prefix saved twice (data in shard 0 of 2), partitioned
+variables, strings, an Adam-trained model with its slots, 5000 variables) and records its session's values. Real
+TensorFlow reads each with `list_variables` and `load_checkpoint(...).get_tensor`, and restores it with
+`Saver.restore` into a graph of its own (the partitioned one into 3 and into 2 parts): every value must be
+exactly tensorfleet's. TF then saves the 5000 variables itself: its index must be byte-identical to
+tensorfleet's, and tensorfleet must read TF's checkpoint exactly.
+
+Prints one line per case (and signature) and exits 0 when everything agrees (or TensorFlow is not importable:
 "skipped"), 1 otherwise.
 """
 from __future__ import annotations
@@ -91,6 +100,80 @@ def check_savedmodel(tf, args) -> int:
     return 1 if failures else 0
 
 
+def _exact(want: np.ndarray, got) -> bool:
+    """Same shape, dtype and every element (a checkpoint holds the bits: no tolerance)."""
+    got = np.asarray(got)
+    return compare(want, got, True)[0] and (want.dtype.kind == "O" or np.array_equal(want, got))
+
+
+def _tensorfleet(args, *argv) -> int:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "trainer"), env.get("PYTHONPATH", "")])
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    return subprocess.run([args.tensorfleet_python, os.path.join(REPO, "scripts", "real_tf_checkpoint_cases.py"),
+                           *argv], env=env, timeout=3600).returncode
+
+
+def _restore_graph(tf, cases, name: str, want: dict, parts) -> dict:
+    """The variables of case `name` built with TF (zeros; the partitioned ones in `parts` parts)."""
+    if name == "adam":
+        cases.adam_model(tf)
+        return {v.op.name: v for v in tf.global_variables()}
+    if name == "partitioned":
+        return {"emb": tf.get_variable("emb", [10, 4], partitioner=tf.fixed_size_partitioner(parts[0])),
+                "wide": tf.get_variable("wide", [3, 5], partitioner=tf.fixed_size_partitioner(parts[1], axis=1))}
+    return {k: tf.Variable(np.full(v.shape, b"", dtype=object) if v.dtype == object else np.zeros(v.shape, v.dtype),
+                           name=k) for k, v in want.items()}
+
+
+def check_checkpoints(tf, args) -> int:
+    sys.path.insert(0, os.path.join(REPO, "scripts"))
+    import real_tf_checkpoint_cases as cases
+
+    work = args.keep or tempfile.mkdtemp(prefix="tensorfleet-real-tf-")
+    if _tensorfleet(args, "write", work):
+        return 1
+    with open(os.path.join(work, "expected.json")) as f:
+        expected = json.load(f)
+    failures = 0
+    for name, encoded in expected.items():
+        want = {k: decode({**e, "values": [complex(*v) if isinstance(v, list) else v for v in e.get("values", [])]})
+                for k, e in encoded.items()}
+        prefix = os.path.join(work, name, "model.ckpt")
+        reader = tf.train.load_checkpoint(prefix)
+        listed = dict(tf.train.list_variables(prefix))
+        bad = [k for k, v in want.items() if listed.get(k) != list(v.shape) or not _exact(v, reader.get_tensor(k))]
+        restored = 0
+        for parts in ([3, 2], [2, 3]) if name == "partitioned" else [None]:
+            with tf.Graph().as_default():
+                variables = _restore_graph(tf, cases, name, want, parts)
+                with tf.Session() as sess:
+                    tf.train.Saver().restore(sess, prefix)
+                    got = sess.run({k: tf.convert_to_tensor(v) for k, v in variables.items()})
+            bad += [f"{k} (Saver.restore)" for k, v in got.items() if not _exact(want[k], v)]
+            restored += len(got)
+        failures += bool(bad)
+        print(f"{name}: real TF {tf.__version__} " + (f"MISMATCH {bad[:5]}" if bad else
+              f"read {len(want)} tensors exactly (load_checkpoint, list_variables); Saver.restore gave {restored} "
+              f"values exactly"))
+    with tf.Graph().as_default():
+        for i in range(cases.MANY):
+            tf.Variable(np.float32(i), name=cases.many_name(i))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            tf.train.Saver().save(sess, os.path.join(work, "tf_many", "model.ckpt"), write_meta_graph=False)
+    with open(os.path.join(work, "many", "model.ckpt.index"), "rb") as f:
+        ours = f.read()
+    with open(os.path.join(work, "tf_many", "model.ckpt.index"), "rb") as f:
+        same = f.read() == ours
+    print(f"many: the {cases.MANY}-variable index ({len(ours)} bytes) is "
+          f"{'byte-identical to' if same else 'DIFFERENT from'} TF's")
+    failures += (not same) + bool(_tensorfleet(args, "read-tf", work))
+    print(f"real TensorFlow {tf.__version__}: {'all checkpoints agree' if not failures else f'{failures} failures'}"
+          f" (files in {work})")
+    return 1 if failures else 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -100,6 +183,9 @@ def main(argv=None) -> int:
     sm.add_argument("--cases", nargs="*", default=[], help="default: all (softmax mlp cnn launcher_cnn "
                                                            "dnn_classifier wide_deep zoo)")
     sm.add_argument("--keep", default=None, metavar="DIR", help="export into DIR (default: a temporary directory)")
+    ck = sub.add_parser("checkpoints", help="real TF restores checkpoints written here; TF's bytes are ours")
+    ck.add_argument("--tensorfleet-python", default=default_py, help="the interpreter tensorfleet is installed in")
+    ck.add_argument("--keep", default=None, metavar="DIR", help="write into DIR (default: a temporary directory)")
     args = parser.parse_args(argv)
     try:
         import tensorflow.compat.v1 as tf
@@ -108,7 +194,7 @@ def main(argv=None) -> int:
         return 0
     tf.disable_v2_behavior()
     tf.logging.set_verbosity(tf.logging.ERROR)
-    return {"savedmodel": check_savedmodel}[args.what](tf, args)
+    return {"savedmodel": check_savedmodel, "checkpoints": check_checkpoints}[args.what](tf, args)
 
 
 if __name__ == "__main__":

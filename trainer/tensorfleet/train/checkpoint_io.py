@@ -30,7 +30,7 @@ from ..platform.atomic_file import create_new, fsync_dir
 from .bundle_entries import MAX_SHARDS
 from .checkpoint_v1 import DATA_NAME, V1Index
 from .table_format import MAGIC
-from .tensor_bundle import BundleIndex, BundleWriter, SlicedTensor, data_filename
+from .tensor_bundle import BundleIndex, BundleWriter, SlicedTensor, bundle_header_shards, data_filename
 
 __all__: list = []
 
@@ -119,12 +119,14 @@ def _changed(prefix: str, raw: bytes) -> bool:
         return True
 
 
-def read_checkpoint(prefix: str, keys=None) -> dict:
+def read_checkpoint(prefix: str, keys=None, index=None) -> dict:
     """Reads and verifies tensors (all listed ones, or `keys`) of checkpoint `prefix`; key -> numpy array.
 
-    Partitioned tensors come whole. Everything is checked before anything is returned."""
+    Partitioned tensors come whole. Everything is checked before anything is returned. `index`: the checkpoint's
+    index as `read_index` returned it (used while P.index still holds the same bytes)."""
     for attempt in range(3):
-        index = read_index(prefix)
+        if index is None or attempt:
+            index = read_index(prefix)
         names = list(index.shapes) if keys is None else list(keys)
         for key in names:
             if key not in index.shapes:
@@ -155,16 +157,18 @@ _UNREADABLE = object()  # an index exists but cannot be parsed: keep every file 
 
 
 def referenced_data_files(prefix: str):
-    """Base names of the data files `prefix.index` refers to; None without an index; _UNREADABLE if unparseable."""
+    """Base names of the data files `prefix.index` refers to; None without an index; _UNREADABLE if unparseable.
+    (A bundle's header alone says which: only it is parsed.)"""
     try:
-        index = read_index(prefix)
+        raw = _index_bytes(prefix)
+        if raw.endswith(_MAGIC_BYTES):
+            shards = bundle_header_shards(prefix, raw)
+            return {os.path.basename(data_filename(prefix, i, shards)) for i in range(shards)}
+        return {parse_index(prefix, raw).data_file}
     except CheckpointNotFoundError:
         return None
     except errors.OpError:
         return _UNREADABLE
-    if isinstance(index, V1Index):
-        return {index.data_file}
-    return {os.path.basename(data_filename(prefix, i, index.num_shards)) for i in range(index.num_shards)}
 
 
 def _prefix_data_names(prefix: str) -> list:

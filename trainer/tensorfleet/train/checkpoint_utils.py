@@ -42,7 +42,7 @@ class CheckpointReader:
 
     def get_tensor(self, name: str) -> np.ndarray:
         """The tensor's value, verified against its checksum; NotFoundError naming a missing key."""
-        return read_checkpoint(self._prefix, [name])[name]
+        return read_checkpoint(self._prefix, [name], self._index)[name]
 
     def get_variable_to_shape_map(self) -> dict:
         return {k: list(shape) for k, shape in self._index.shapes.items()}

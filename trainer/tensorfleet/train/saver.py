@@ -275,7 +275,7 @@ class Saver:
                                 f"Assign requires shapes of both tensors to match. lhs shape= "
                                 f"{lhs} rhs shape= "
                                 f"{list(shape)} (variable {t.op.name}, checkpoint key {key} in {save_path})")
-        values = read_checkpoint(save_path, list(self._vars) + list(self._sliced))  # verifies sizes, checksums
+        values = read_checkpoint(save_path, list(self._vars) + list(self._sliced), index)  # sizes, checksums
         feed = {self._restore_feeds[k]: values[k] for k in self._vars}
         for key, (_, parts) in self._sliced.items():
             for i, (_, offset, shape) in enumerate(parts):

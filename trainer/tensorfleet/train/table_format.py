@@ -227,8 +227,8 @@ def block_entries(block: bytes, what: str) -> list:
     return entries
 
 
-def read_table(raw: bytes) -> list:
-    """Every (key, value) of a table file's bytes, in key order; FormatError if it is not a valid table."""
+def _index(raw: bytes) -> tuple:
+    """(the index block's entries, where the blocks end) of a table file's bytes, its footer checked."""
     if len(raw) < FOOTER_SIZE:
         raise FormatError(f"{len(raw)} bytes, shorter than the table footer ({FOOTER_SIZE} bytes)")
     footer = len(raw) - FOOTER_SIZE
@@ -238,15 +238,33 @@ def read_table(raw: bytes) -> list:
     meta_offset, meta_size, pos = _handle(raw, footer, footer + _HANDLES_SIZE)
     index_offset, index_size, pos = _handle(raw, pos, footer + _HANDLES_SIZE)
     _block(raw, meta_offset, meta_size, footer, "metaindex")
-    index = block_entries(_block(raw, index_offset, index_size, footer, "index"), "index")
+    return block_entries(_block(raw, index_offset, index_size, footer, "index"), "index"), footer
+
+
+def _data_block(raw: bytes, i: int, handle: bytes, end: int) -> list:
+    offset, size, used = _handle(handle, 0, len(handle))
+    if used != len(handle):
+        raise FormatError(f"index entry {i} has {len(handle) - used} bytes after its block handle")
+    entries = block_entries(_block(raw, offset, size, end, f"data #{i}"), f"data #{i}")
+    if not entries:
+        raise FormatError(f"data block #{i} is empty")
+    return entries
+
+
+def first_entry(raw: bytes) -> tuple:
+    """The first (key, value) of a table file's bytes (reading only its footer, index and first data block)."""
+    index, end = _index(raw)
+    if not index:
+        raise FormatError("the table has no data block")
+    return _data_block(raw, 0, index[0][1], end)[0]
+
+
+def read_table(raw: bytes) -> list:
+    """Every (key, value) of a table file's bytes, in key order; FormatError if it is not a valid table."""
+    index, footer = _index(raw)
     out: list = []
     for i, (bound, handle) in enumerate(index):
-        offset, size, used = _handle(handle, 0, len(handle))
-        if used != len(handle):
-            raise FormatError(f"index entry {i} has {len(handle) - used} bytes after its block handle")
-        entries = block_entries(_block(raw, offset, size, footer, f"data #{i}"), f"data #{i}")
-        if not entries:
-            raise FormatError(f"data block #{i} is empty")
+        entries = _data_block(raw, i, handle, footer)
         for key, value in entries:
             if out and key <= out[-1][0]:
                 raise FormatError(f"keys out of order: {key[:64]!r} after {out[-1][0][:64]!r}")

@@ -33,7 +33,8 @@ from .. import errors
 from ..protos import tensor_bundle_pb2
 from . import bundle_entries
 from .bundle_entries import corrupt, slice_key
-from .table_format import FormatError, build_table, crc32c, get_varint, mask, put_varint, read_table, unmask
+from .table_format import (FormatError, build_table, crc32c, first_entry, get_varint, mask, put_varint, read_table,
+                           unmask)
 
 __all__: list = []
 
@@ -159,6 +160,17 @@ class BundleWriter:
 
 
 # -- reading ------------------------------------------------------------------
+def bundle_header_shards(prefix: str, raw: bytes) -> int:
+    """The shard count in the header of index bytes `raw` (the other entries are not read)."""
+    try:
+        key, value = first_entry(raw)
+    except FormatError as e:
+        raise corrupt(prefix + ".index", str(e)) from None
+    if key != HEADER_KEY:
+        raise corrupt(prefix + ".index", "no header entry (the \"\" key)")
+    return bundle_entries.header_shards(value, prefix + ".index")
+
+
 class _Info(NamedTuple):
     dtype: int
     shape: tuple
