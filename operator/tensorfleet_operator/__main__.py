@@ -102,6 +102,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help=f'suffix after .svc in TF_CONFIG addresses (default ${CLUSTER_DOMAIN_ENV})')
     p.add_argument('--trainer-metrics-port', type=int, default=api.DEFAULT_TRAINER_METRICS_PORT,
                    help='port injected as TENSORFLEET_METRICS_PORT into the tensorflow container')
+    p.add_argument('--clean-pod-grace', type=float, default=api.DEFAULT_CLEAN_POD_GRACE_SECONDS, metavar='SECONDS',
+                   help='a succeeded job\'s running pods are deleted (cleanPodPolicy: Running) this long after it '
+                        'succeeded, so a ps that ends by itself is kept (default %(default)g; 0: at once, as Kubeflow)')
     p.add_argument('--trainer-progress', action=argparse.BooleanOptionalAction, default=None,
                    help='read each running job\'s chief metrics (pod IP, --trainer-metrics-port) for '
                         f'status.progress and the Step/Loss columns (default ${PROGRESS_ENV}, else on)')
@@ -115,7 +118,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument('--print-crd', action='store_true', help='print the CRD YAML and exit')
     p.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     p.add_argument('-v', '--verbose', action='store_true')
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.clean_pod_grace < 0:
+        p.error(f'--clean-pod-grace {args.clean_pod_grace:g}: must be >= 0')
+    return args
 
 
 def build_config(args: argparse.Namespace, progress: bool) -> Any:
@@ -139,6 +145,7 @@ def build_config(args: argparse.Namespace, progress: bool) -> Any:
         metrics_address=args.metrics_address,
         gang_scheduler=args.gang_scheduler,
         trainer_metrics_port=args.trainer_metrics_port,
+        clean_pod_grace_seconds=args.clean_pod_grace,
         max_in_flight=args.max_in_flight,
         trainer_progress=progress,
         progress_interval_seconds=args.trainer_progress_interval,

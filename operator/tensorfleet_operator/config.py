@@ -63,6 +63,7 @@ class OperatorConfig:
     gang_scheduler: str | None = None       # volcano | scheduler-plugins
     cluster_domain: str = field(default_factory=cluster_domain)
     trainer_metrics_port: int = api.DEFAULT_TRAINER_METRICS_PORT
+    clean_pod_grace_seconds: float = api.DEFAULT_CLEAN_POD_GRACE_SECONDS   # core/job_end.py
     max_in_flight: int = 32                 # API requests in flight at once
     trainer_progress: bool = field(default_factory=trainer_progress)   # status.progress from chief metrics
     progress_interval_seconds: float = 15.0  # how often running jobs' chief metrics are read
@@ -82,4 +83,5 @@ class OperatorConfig:
 
     def child_options(self) -> ChildOptions:
         return ChildOptions(api_group=self.api_group, cluster_domain=self.cluster_domain,
-                            gang_scheduler=self.gang_scheduler, metrics_port=self.trainer_metrics_port)
+                            gang_scheduler=self.gang_scheduler, metrics_port=self.trainer_metrics_port,
+                            clean_pod_grace_seconds=self.clean_pod_grace_seconds)

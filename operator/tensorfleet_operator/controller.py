@@ -32,7 +32,8 @@ outside the TFJob's status, so an operator restart reconciles every job again.
 
 Each reconcile also picks the pod whose metrics tell the job's training progress
 (``core.progress.progress_target``); the :class:`progress.ProgressPoller` task reads those
-on its own timer and writes ``status.progress`` (see ``progress.py``). The TFJob event that
+on its own timer and writes ``status.progress`` (see ``progress.py``); once that pod has ended, its
+termination message gives the final progress (``core.progress.final_progress``). The TFJob event that
 its own write causes is recognised by its resourceVersion and reconciles nothing.
 """
 from __future__ import annotations
@@ -54,7 +55,7 @@ from .config import OperatorConfig
 from .core import api, metadata_rules
 from .core.plan import Plan, reconcile
 from .core.spec import InvalidSpec
-from .core.progress import Target, progress_target
+from .core.progress import Target, final_progress, progress_target
 from .kubeclient import Credentials, KubeClient, object_path
 from .metrics import OperatorMetrics
 from .progress import ProgressPoller
@@ -318,8 +319,11 @@ class Controller:
             return plan
         if state is not None and self.progress_poller is not None:
             state.progress = (body.get('status') or {}).get('progress')
-            state.progress_target = progress_target(plan.job.replicas if plan.job else (), plan.status, pods,
-                                                    self.config.trainer_metrics_port)
+            replicas = plan.job.replicas if plan.job else ()
+            state.progress_target = progress_target(replicas, plan.status, pods, self.config.trainer_metrics_port)
+            final = final_progress(replicas, pods)    # the chief ended: the last progress it left
+            if final is not None:
+                await self.progress_poller.record((namespace, name), final)
         if plan.requeue_after is not None and (namespace, name) in self._jobs:
             self.trigger_later(namespace, name, plan.requeue_after + 0.05)
         return plan

@@ -24,7 +24,7 @@ import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from .core import api
-from .core.progress import Sample, Target, apply_patch, progress_patch, read_progress
+from .core.progress import Progress, Sample, Target, apply_patch, progress_patch, read_progress
 from .kubeclient import ApiError, object_path
 
 if TYPE_CHECKING:
@@ -121,6 +121,10 @@ class ProgressPoller:
             metrics.progress_scrapes.labels('invalid').inc()
             return
         metrics.progress_scrapes.labels('ok').inc()
+        await self.record(key, progress)
+
+    async def record(self, key: tuple[str, str], progress: Progress) -> None:
+        """Writes `progress` as the job's ``status.progress`` unless that is what is stored already."""
         old = self.controller.stored_progress(*key)
         if old is None:
             return                                       # forgotten (deleted) meanwhile

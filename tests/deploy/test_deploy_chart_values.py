@@ -128,6 +128,7 @@ def test_create_namespaces_makes_the_watched_ones_but_the_release_namespace_and_
     (['--set', 'podSecurityContext.runAsUsr=1'], 'runAsUsr'),
     (['--set', 'securityContext.readOnlyRootFileSystem=true'], 'readOnlyRootFileSystem'),
     (['--set', 'createNamespaces=please'], 'createNamespaces'),
+    (['--set', 'cleanPodGraceSeconds=-1'], 'cleanPodGraceSeconds'),
 ])
 def test_the_schema_refuses_wrong_shapes_of_the_new_values(helm, bad, field):
     proc = run([helm, 'template', 'tf', str(CHART), *bad], ok=False)
@@ -142,3 +143,17 @@ def test_notes_name_the_full_resource(helm, group):
     notes = out[out.index('NOTES:'):]
     assert f'kubectl get tfjobs.{group} -w' in notes and f'kubectl describe tfjobs.{group} <name>' in notes
     assert 'get tfj ' not in notes and 'get tfj\n' not in notes
+
+
+def test_clean_pod_grace_reaches_the_operators_child_options():
+    """cleanPodGraceSeconds (default 30; 0 = Kubeflow's immediate clean-up) -> --clean-pod-grace -> the core."""
+    import pytest as _pytest
+
+    from tensorfleet_operator.__main__ import build_config, parse_args
+    for sets, expected in (([], 30.0), (['--set', 'cleanPodGraceSeconds=0'], 0.0),
+                           (['--set', 'cleanPodGraceSeconds=45'], 45.0)):
+        _, c = deployment(*sets)
+        args = parse_args(c['args'])
+        assert build_config(args, True).child_options().clean_pod_grace_seconds == expected
+    with _pytest.raises(SystemExit):
+        parse_args(['--clean-pod-grace=-1'])

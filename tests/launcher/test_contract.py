@@ -42,6 +42,9 @@ def test_environment_names_and_ports_match_the_operator():
     assert API["ENV_METRICS_PORT"] == telemetry.METRICS_PORT_ENV == "TENSORFLEET_METRICS_PORT"
     assert API["DEFAULT_TRAINER_METRICS_PORT"] == telemetry.DEFAULT_METRICS_PORT == 9100
     assert API["DEFAULT_PORT"] == 2222 and API["PORT_NAME"] == "tfjob-port"
+    # where the trainer leaves its final progress for the operator (local mode's kubelet sets it)
+    assert API["ENV_TERMINATION_MESSAGE_PATH"] == telemetry.TERMINATION_MESSAGE_ENV \
+        == "TENSORFLEET_TERMINATION_MESSAGE_PATH"
     # names the launcher passes through untouched to the runtime and to user scripts
     assert API["ENV_RPC_TOKEN"] == "TENSORFLEET_RPC_TOKEN"
     assert API["ENV_CUDA_VISIBLE_DEVICES"] == "CUDA_VISIBLE_DEVICES"

@@ -174,3 +174,27 @@ def test_command_after_double_dash():
     assert command == ["python", "x.py", "--steps", "3"] and args.model is None and args.startup_timeout == 5
     args, command = cli.parse_args(["--script", "x.py", "--", "--flag"])
     assert args.script == "x.py" and command == ["--flag"]
+
+
+def test_the_last_progress_is_left_as_the_termination_message_the_operator_reads(tmp_path):
+    import json
+
+    from tensorfleet_train.telemetry import Telemetry
+
+    path = tmp_path / "termination-log"
+    t = Telemetry("chief", 0, -1, environ={"TENSORFLEET_TERMINATION_MESSAGE_PATH": str(path)}).start()
+    t.target_steps(300)
+    t.global_step(0)
+    for step in (1, 2, 3):
+        t.step(0.01, 100, 2.0 / step, step)
+    t.rates(100.0, 10000.0)
+    t.step(0.01, 100, float("nan"), 4)   # a NaN loss does not replace the last real one
+    t.stop()
+    assert json.loads(path.read_text()) == {"progress": {"globalStep": 4, "totalSteps": 300, "loss": 2.0 / 3,
+                                                         "examplesPerSecond": 10000.0}}
+    # a ps reports no global step: it leaves no message
+    ps_path = tmp_path / "ps-log"
+    ps = Telemetry("ps", 0, -1, environ={"TENSORFLEET_TERMINATION_MESSAGE_PATH": str(ps_path)}).start()
+    ps.target_steps(300)
+    ps.stop()
+    assert not ps_path.exists()

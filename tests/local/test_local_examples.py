@@ -58,6 +58,11 @@ def test_02_ps_worker_async_trains_mnist_and_releases_the_ps(tmp_path):
     assert status['replicaStatuses']['Worker']['succeeded'] == 2
     assert status['replicaStatuses']['PS']['succeeded'] == 1
     assert (tmp_path / 'ckpt' / 'training_complete.json').exists()
+    # status.progress: the chief's final step and loss, from its termination message (a job this short ends
+    # between two polls of a running chief's metrics)
+    final_step = int(re.search(r'\[worker-0\] .* test global_step=(\d+)', proc.stdout).group(1))
+    assert status['progress']['globalStep'] == final_step >= 600
+    assert status['progress']['totalSteps'] == 600 and 0 < status['progress']['loss'] < 1.0
 
 
 def test_03_chief_ps_workers_sync_with_an_evaluator(tmp_path):

@@ -157,7 +157,7 @@ class Harness:
 
     async def set_pod(self, name: str, phase: str, exit_code: int | None = None, reason: str | None = None,
                       restarts: int = 0, terminal_delay: float | None | str = 'default',
-                      missing_ok: bool = False) -> None:
+                      missing_ok: bool = False, message: str | None = None) -> None:
         """Play the kubelet: patch a pod's status, in a real kubelet's order.
 
         A finishing container (a terminal ``phase`` with an ``exit_code``) is reported first as
@@ -166,12 +166,15 @@ class Harness:
         pod is deleted before its sandbox is torn down; 0: both at once). The late write is for that
         pod only (its uid is checked): a pod recreated under the same name is left alone.
         ``missing_ok``: a pod the operator may already have deleted (404) is not an error.
+        ``message``: the finished container's termination message (what it wrote to /dev/termination-log).
         """
         delay = self.terminal_delay if terminal_delay == 'default' else terminal_delay
         state: dict[str, Any] = {'running': {'startedAt': '2026-01-01T00:00:00Z'}}
         if exit_code is not None:
             state = {'terminated': {'exitCode': exit_code, 'reason': reason or ('Completed' if exit_code == 0
                                                                                else 'Error')}}
+            if message is not None:
+                state['terminated']['message'] = message
         elif phase == 'Pending':
             state = {'waiting': {'reason': reason or 'ContainerCreating'}}
         status = {'phase': phase, 'containerStatuses': [

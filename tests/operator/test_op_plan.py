@@ -10,20 +10,23 @@ import datetime
 import pytest
 
 from op_builders import pod, service, tfjob
+from tensorfleet_operator.core.children import ChildOptions
 from tensorfleet_operator.core.plan import reconcile
 
 NOW = datetime.datetime(2026, 1, 1, 0, 1, 0, tzinfo=datetime.timezone.utc)
 LATER = NOW + datetime.timedelta(seconds=30)
+#: Kubeflow's clean-up: a succeeded job's running pods go at once (Tensorfleet's grace is tested on its own)
+KUBEFLOW = ChildOptions(clean_pod_grace_seconds=0)
 
 
-def step(body, pods=(), services=None, now=NOW):
+def step(body, pods=(), services=None, now=NOW, opts=KUBEFLOW):
     """Reconcile and store the new status on the body (like the handler's status patch)."""
     if services is None:     # every pod has its service unless told otherwise
         services = [service(p['metadata']['labels']['training.kubeflow.org/job-name'],
                             p['metadata']['labels']['training.kubeflow.org/replica-type'],
                             int(p['metadata']['labels']['training.kubeflow.org/replica-index']))
                     for p in pods]
-    plan = reconcile(body, list(pods), services, now)
+    plan = reconcile(body, list(pods), services, now, opts)
     body['status'] = plan.status
     return plan
 
@@ -296,6 +299,41 @@ def test_clean_pod_policy_after_success(policy, deleted):
     step(body)
     plan = step(body, [pod('j', 'ps', 0), pod('j', 'worker', 0, 'Succeeded', exit_code=0), pod('j', 'worker', 1)])
     assert sorted(plan.delete_pods) == deleted
+
+
+def test_a_succeeded_jobs_running_pods_are_deleted_only_after_the_grace_and_those_that_end_meanwhile_stay():
+    # Tensorfleet's default: the ps ends by itself once the workers have; worker 1 is in its last steps
+    body = tfjob('j', chief=1, ps=1, worker=2)
+    step(body, opts=ChildOptions())
+    ended = pod('j', 'chief', 0, 'Succeeded', exit_code=0)
+    plan = step(body, [ended, pod('j', 'ps', 0), pod('j', 'worker', 0), pod('j', 'worker', 1)], opts=ChildOptions())
+    assert conds(body)['Succeeded'] == 'True'
+    assert plan.delete_pods == [] and plan.cleanup_pending and plan.requeue_after == 30.0
+    ten = NOW + datetime.timedelta(seconds=10)
+    done = [ended, pod('j', 'ps', 0, 'Succeeded', exit_code=0), pod('j', 'worker', 0, 'Succeeded', exit_code=0),
+            pod('j', 'worker', 1)]
+    plan = step(body, done, now=ten, opts=ChildOptions())
+    assert plan.delete_pods == [] and plan.requeue_after == 20.0
+    plan = step(body, done, now=NOW + datetime.timedelta(seconds=30), opts=ChildOptions())
+    assert plan.delete_pods == ['j-worker-1'] and not plan.cleanup_pending   # the straggler, at the end of the grace
+    entries = body['status']['replicaStatuses']
+    assert entries['PS']['replicas'][0]['phase'] == 'Succeeded'              # kept, with its logs
+    assert entries['Worker']['replicas'][0]['phase'] == 'Succeeded'
+    assert entries['Worker']['replicas'][1]['reason'] == 'DeletedAtJobEnd'
+    # once every pod has ended there is nothing to wait for
+    body = tfjob('k', chief=1, ps=1)
+    step(body, opts=ChildOptions())
+    plan = step(body, [pod('k', 'chief', 0, 'Succeeded', exit_code=0), pod('k', 'ps', 0, 'Succeeded', exit_code=0)],
+                opts=ChildOptions())
+    assert plan.delete_pods == [] and not plan.cleanup_pending and plan.requeue_after is None
+
+
+def test_a_failed_jobs_running_pods_are_deleted_at_once():
+    body = tfjob('j', ps=1, worker=2)
+    step(body, opts=ChildOptions())
+    plan = step(body, [pod('j', 'ps', 0), pod('j', 'worker', 0, 'Failed', exit_code=1), pod('j', 'worker', 1)],
+                opts=ChildOptions())
+    assert conds(body)['Failed'] == 'True' and sorted(plan.delete_pods) == ['j-ps-0', 'j-worker-1']
 
 
 def test_finished_job_never_changes_again():

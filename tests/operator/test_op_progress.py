@@ -11,8 +11,8 @@ from tensorfleet_operator.__main__ import StartupError, parse_args, trainer_prog
 from tensorfleet_operator.config import PROGRESS_ENV
 from tensorfleet_operator.core.api import ReplicaType
 from tensorfleet_operator.core.crd import build_crd
-from tensorfleet_operator.core.progress import Progress, Target, apply_patch, progress_patch, progress_target, \
-    read_progress
+from tensorfleet_operator.core.progress import Progress, Target, apply_patch, final_progress, \
+    parse_termination_progress, progress_patch, progress_target, read_progress
 from tensorfleet_operator.progress import parse_samples
 
 NOW = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
@@ -203,3 +203,39 @@ def test_the_event_of_our_own_progress_write_is_recognised_by_its_resource_versi
     controller.forget('ns', 'j')
     assert not controller.own_progress_write('ns', 'j', '1234')
     assert Controller(OperatorConfig(api_group='tensorfleet.io', trainer_progress=False)).progress_poller is None
+
+
+# -- the final progress: the chief's termination message ------------------------------------------
+def ended(rtype, index, message, phase='Succeeded'):
+    p = pod(rtype, index, phase=phase)
+    p['status']['containerStatuses'] = [
+        {'name': 'sidecar', 'state': {'terminated': {'exitCode': 0, 'message': '{"progress": {"globalStep": 1}}'}}},
+        {'name': 'tensorflow', 'state': {'terminated': {'exitCode': 0, 'message': message}}}]
+    return p
+
+
+def test_the_chiefs_termination_message_is_the_final_progress():
+    message = '{"progress": {"globalStep": 3000, "totalSteps": 3000, "loss": 0.0421, "examplesPerSecond": 812.5}}'
+    types = [ReplicaType.PS, ReplicaType.CHIEF, ReplicaType.WORKER]
+    pods = [pod('ps', 0), ended('worker', 0, '{"progress": {"globalStep": 2999}}'), ended('chief', 0, message)]
+    assert final_progress(types, pods) == Progress(3000, 3000, 0.0421, 812.5)
+    # no chief: worker 0's; nothing while that container runs; the sidecar's message is not read
+    assert final_progress([ReplicaType.WORKER], [ended('worker', 0, message)]).global_step == 3000
+    assert final_progress(types, [pod('chief', 0)]) is None
+    assert final_progress(types, [ended('worker', 0, message)]) is None
+
+
+@pytest.mark.parametrize('message', [
+    '', 'not json', '[]', '{"progress": 3}', '{"progress": {"loss": 1.0}}', '{"progress": {"globalStep": -1}}',
+    '{"progress": {"globalStep": true}}', '{"progress": {"globalStep": "12"}}', '{"other": {"globalStep": 12}}',
+    '{"progress": {"globalStep": 1e999}}', '{"progress": {"globalStep": 12, "pad": "' + 'x' * 5000 + '"}}'])
+def test_a_termination_message_that_is_not_a_trainers_progress_is_ignored(message):
+    assert parse_termination_progress(message) is None
+
+
+def test_odd_values_in_a_termination_message_are_left_out_not_trusted():
+    got = parse_termination_progress('{"progress": {"globalStep": 7.0, "totalSteps": 0, "loss": NaN, '
+                                     '"examplesPerSecond": -3}}')
+    assert got == Progress(7, None, None, None)
+    patch = progress_patch({'globalStep': 5, 'loss': 1.5}, got, NOW)
+    assert patch == {'globalStep': 7, 'loss': None, 'lastUpdateTime': '2026-01-02T03:04:05Z'}

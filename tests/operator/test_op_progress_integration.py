@@ -185,3 +185,27 @@ async def test_a_page_that_is_not_metrics_counts_as_invalid_and_changes_nothing(
     chief.set(global_step=9)
     await cluster.wait_for(lambda: cluster.status('junk').get('progress', {}).get('globalStep') == 9,
                            what='progress once the page is metrics')
+
+
+async def test_a_job_shorter_than_the_polling_interval_ends_with_the_chiefs_final_progress(cluster, trainers):
+    # the poller would read only after an hour: the job is over long before; the chief's termination message
+    # (the launcher's last progress) is what status.progress shows
+    controller = await cluster.start(progress_interval_seconds=3600)
+    await cluster.create_job(tfjob('short', chief=1, ps=1, worker=1))
+    await run_pods(cluster, 'short', ['short-chief-0', 'short-ps-0', 'short-worker-0'])
+    assert 'progress' not in cluster.status('short')
+    await cluster.set_pod('short-worker-0', 'Succeeded', exit_code=0,
+                          message='{"progress": {"globalStep": 2998, "totalSteps": 3000, "loss": 0.2}}')
+    await cluster.set_pod('short-chief-0', 'Succeeded', exit_code=0,
+                          message='{"progress": {"globalStep": 3000, "totalSteps": 3000, "loss": 0.0421}}')
+    await cluster.wait_for(lambda: cluster.conditions('short').get('Succeeded') == 'True', what='Succeeded')
+    await cluster.wait_for(lambda: cluster.status('short').get('progress', {}).get('globalStep') == 3000,
+                           what='the final progress')
+    progress = cluster.status('short')['progress']
+    assert progress == {'globalStep': 3000, 'totalSteps': 3000, 'loss': 0.0421,
+                        'lastUpdateTime': progress['lastUpdateTime']}
+    assert controller.progress_poller.rounds == 0     # not a single scrape was needed
+    # written once: more reconciles of the finished job change nothing
+    rv = cluster.job('short')['metadata']['resourceVersion']
+    await cluster.settle()
+    assert cluster.job('short')['metadata']['resourceVersion'] == rv

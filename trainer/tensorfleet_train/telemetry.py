@@ -9,9 +9,18 @@ prometheus_client.
 
 Where this tensorfleet build has no `TrainerMetrics` yet, the endpoint serves the executor's series
 only and says so once in the log.
+
+At `stop()` the task's last progress (global step, target steps, loss, examples/s) is written as its
+container's termination message, JSON `{"progress": {"globalStep": ..., ...}}` (at most 4 KiB, Kubernetes'
+limit): the operator reads it from the pod's status when the chief ends, so `status.progress` shows every
+job's final step, also one shorter than the operator's polling interval. The file is
+`$TENSORFLEET_TERMINATION_MESSAGE_PATH` (local mode's kubelet sets it), else Kubernetes' default
+`/dev/termination-log` when the kubelet mounted it; elsewhere nothing is written.
 """
 from __future__ import annotations
 
+import json
+import math
 import os
 from typing import Any, Mapping, Optional
 
@@ -20,6 +29,9 @@ from .exit_codes import ExitCode, LauncherExit
 
 DEFAULT_METRICS_PORT = 9100
 METRICS_PORT_ENV = "TENSORFLEET_METRICS_PORT"
+TERMINATION_MESSAGE_ENV = "TENSORFLEET_TERMINATION_MESSAGE_PATH"
+KUBERNETES_TERMINATION_LOG = "/dev/termination-log"
+MAX_TERMINATION_MESSAGE_BYTES = 4096   # the kubelet keeps no more
 
 
 def metrics_port_from(environ: Mapping[str, str], flag: Optional[int]) -> int:
@@ -54,6 +66,8 @@ class Telemetry:
         self.metrics: Any = None     # tensorfleet.metrics.TrainerMetrics when available
         self.bound_port: Optional[int] = None
         self._server: Any = None
+        #: the last progress reported, for the termination message (kept even with the endpoint off)
+        self.final: dict = {}
 
     def start(self) -> "Telemetry":
         if self.port < 0:
@@ -102,6 +116,7 @@ class Telemetry:
         set_rpc_observer(observe)
 
     def stop(self) -> None:
+        self.write_termination_message()
         if self.metrics is not None:
             try:
                 from tensorfleet.distributed.rpc_accounting import set_rpc_observer
@@ -113,24 +128,54 @@ class Telemetry:
             self._server.server_close()
             self._server = None
 
+    def termination_message_path(self) -> Optional[str]:
+        path = self.environ.get(TERMINATION_MESSAGE_ENV)
+        if path:
+            return path
+        return KUBERNETES_TERMINATION_LOG if os.path.isfile(KUBERNETES_TERMINATION_LOG) else None
+
+    def write_termination_message(self) -> None:
+        """The last progress as the container's termination message (see the module docstring); never fails."""
+        path = self.termination_message_path()
+        if path is None or "globalStep" not in self.final:
+            return
+        text = json.dumps({"progress": self.final}, sort_keys=True)
+        if len(text) > MAX_TERMINATION_MESSAGE_BYTES:
+            return
+        try:
+            with open(path, "w") as f:
+                f.write(text)
+        except OSError as e:
+            runlog.log("termination_message", f"cannot write {path}: {e.strerror or e}")
+
+    def _remember(self, key: str, value) -> None:
+        if value is not None and math.isfinite(value):
+            self.final[key] = value
+
     # --- what the roles report ---------------------------------------------------------------------
     def step(self, seconds: float, examples: int, loss: Optional[float], global_step: Optional[int]) -> None:
+        self._remember("loss", None if loss is None else float(loss))
+        self._remember("globalStep", None if global_step is None else int(global_step))
         if self.metrics is not None:
             self.metrics.record_step(seconds, examples=examples, loss=loss, global_step=global_step)
 
     def rates(self, steps_per_second: float, examples_per_second: float) -> None:
+        self._remember("examplesPerSecond", float(examples_per_second))
         if self.metrics is not None:
             self.metrics.set_rates(steps_per_second, examples_per_second)
 
     def target_steps(self, steps: int) -> None:
+        self._remember("totalSteps", int(steps))
         if self.metrics is not None:
             self.metrics.set_target_steps(steps)
 
     def global_step(self, step: int) -> None:
+        self._remember("globalStep", int(step))
         if self.metrics is not None:
             self.metrics.set_global_step(step)
 
     def loss(self, value: float) -> None:
+        self._remember("loss", float(value))
         if self.metrics is not None:
             self.metrics.set_loss(value)
 

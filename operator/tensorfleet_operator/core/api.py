@@ -96,6 +96,7 @@ DEFAULT_REPLICAS = 1
 DEFAULT_RESTART_POLICY = RestartPolicy.NEVER
 # Kubeflow defaults to None since #1754, which lets never-ending ps pods hold nodes.
 DEFAULT_CLEAN_POD_POLICY = CleanPodPolicy.RUNNING
+DEFAULT_CLEAN_POD_GRACE_SECONDS = 30.0   # see core/job_end.py
 EXIT_CODE_RETRYABLE_MIN = 128   # ExitCode policy: codes >= 128 (signals) are retried
 
 # Labels: Kubeflow's keys plus the same keys under our own prefix.
@@ -115,6 +116,9 @@ JOB_NAME_LABEL = KUBEFLOW_LABEL_PREFIX + JOB_NAME   # the selector the operator 
 ENV_TF_CONFIG = 'TF_CONFIG'
 ENV_CUDA_VISIBLE_DEVICES = 'CUDA_VISIBLE_DEVICES'
 ENV_METRICS_PORT = 'TENSORFLEET_METRICS_PORT'
+# The trainer's last progress, as its container's termination message (JSON {"progress": {...}}, the keys of
+# status.progress): Kubernetes' file, or this one where local mode's kubelet sets it
+ENV_TERMINATION_MESSAGE_PATH = 'TENSORFLEET_TERMINATION_MESSAGE_PATH'
 ENV_RPC_TOKEN = 'TENSORFLEET_RPC_TOKEN'
 METRICS_PORT_NAME = 'tf-metrics'
 DEFAULT_TRAINER_METRICS_PORT = 9100

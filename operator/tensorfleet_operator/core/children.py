@@ -28,6 +28,9 @@ class ChildOptions:
     cluster_domain: str = ''        # $CUSTOM_CLUSTER_DOMAIN: address suffix after .svc
     gang_scheduler: str | None = None   # 'volcano' | 'scheduler-plugins' | None
     metrics_port: int = api.DEFAULT_TRAINER_METRICS_PORT
+    # a succeeded job's still-running pods are deleted (cleanPodPolicy: Running) only this long after its
+    # completion: a ps that ends by itself once the workers have ended is kept, Succeeded (job_end.py)
+    clean_pod_grace_seconds: float = api.DEFAULT_CLEAN_POD_GRACE_SECONDS
 
     @property
     def api_version(self) -> str:

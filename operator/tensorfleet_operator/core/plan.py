@@ -19,12 +19,12 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import api, children
-from .api import CleanPodPolicy, ConditionType as C, ReplicaType, TerminalReason
+from . import api, children, job_end
+from .api import ConditionType as C, ReplicaType, TerminalReason
 from .children import ChildOptions
 from .conditions import get_condition, is_finished, is_true, parse_timestamp, set_condition, timestamp
-from .entries import carry_pod_restarts, entries_of, mark_cleaned_up, retire_pod_state, sanitize_status, \
-    set_pod_state, settle_finished_job
+from .entries import carry_pod_restarts, entries_of, retire_pod_state, sanitize_status, \
+    set_pod_state
 from .spec import InvalidSpec, JobSpec, parse_job, spec_hash
 from .observe import FAILED, PENDING, RUNNING, SUCCEEDED, TERMINATING, PodView, controller_uid, is_retryable, \
     is_running, observe_pod, replica_counts, replica_of, succeeded
@@ -54,6 +54,7 @@ class Plan:
     job: JobSpec | None = None                  # the parsed spec (None if invalid): apply needs no re-parse
     events: list[Event] = field(default_factory=list)
     requeue_after: float | None = None          # seconds until the next timed check
+    cleanup_pending: bool = False               # finished, and cleanPodPolicy waits for pods still ending
     transitions: list[tuple[str, Any]] = field(default_factory=list)   # for metrics
 
     def requeue(self, seconds: float) -> None:
@@ -109,23 +110,6 @@ def _job_ref(body: dict[str, Any]) -> str:
     return f"{meta.get('namespace', 'default')}/{meta.get('name', '')}"
 
 
-def _delete_children(plan: Plan, obs: _Observed, only_phases: tuple[str, ...] | None = None) -> list[PodView]:
-    """Delete the pods (and their services) in ``only_phases`` (all if None); return the pods' views."""
-    deleted = []
-    for name, view in obs.pods.items():
-        if view.phase == TERMINATING:
-            continue
-        if only_phases is not None and view.phase not in only_phases:
-            continue
-        plan.delete_pods.append(name)
-        deleted.append(view)
-        if name in obs.services:
-            plan.delete_services.append(name)
-    if only_phases is None:
-        plan.delete_services.extend(sorted(obs.services - set(plan.delete_services)))
-    return deleted
-
-
 def _finish(plan: Plan, ctype: C, reason: TerminalReason, message: str, now: datetime.datetime,
             event_type: str, event_reason: str) -> None:
     status = plan.status
@@ -138,39 +122,8 @@ def _finish(plan: Plan, ctype: C, reason: TerminalReason, message: str, now: dat
     plan.transitions.append(('succeeded' if ctype is C.SUCCEEDED else 'failed', reason.value))
 
 
-def _finished(plan: Plan, job: JobSpec | None, obs: _Observed, now: datetime.datetime, gang: bool) -> None:
-    """A finished job: settle its replica entries, apply cleanPodPolicy, drop the PodGroup, and
-    time the TTL. ``cleanPodPolicy: Running`` deletes only replicas that have not finished (by the
-    container rule of ``status.py``, not by a pod phase that may still say Running)."""
-    status = plan.status
-    settle_finished_job(status, obs.pods, status.get('reason') == TerminalReason.SUCCEEDED.value)
-    policy = job.run_policy.clean_pod_policy if job else CleanPodPolicy.ALL
-    if status.get('reason') in (TerminalReason.DEADLINE_EXCEEDED.value, TerminalReason.INVALID_SPEC.value):
-        policy = CleanPodPolicy.ALL    # Kubeflow deletes everything on deadline; invalid specs leave nothing
-    deleted: list[PodView] = []
-    if policy is CleanPodPolicy.ALL:
-        deleted = _delete_children(plan, obs)
-    elif policy is CleanPodPolicy.RUNNING:
-        deleted = _delete_children(plan, obs, only_phases=(RUNNING, PENDING, 'Unknown'))
-    mark_cleaned_up(status, deleted, policy.value)
-    plan.delete_pod_group = gang
-    _ttl(plan, job.run_policy.ttl_seconds_after_finished if job else None, now)
-
-
-def _ttl(plan: Plan, ttl: int | None, now: datetime.datetime) -> None:
-    """ttlSecondsAfterFinished: delete the job ``ttl`` seconds after completionTime, or look again then."""
-    done = parse_timestamp(plan.status.get('completionTime'))
-    if ttl is None or done is None:
-        return
-    left = (done + datetime.timedelta(seconds=ttl) - now).total_seconds()
-    if left <= 0:
-        plan.delete_job = True
-    else:
-        plan.requeue(left)
-
-
 def _invalid(plan: Plan, body: dict[str, Any], err: InvalidSpec, obs: _Observed, now: datetime.datetime,
-             gang: bool) -> Plan:
+             opts: ChildOptions) -> Plan:
     status = plan.status
     digest = spec_hash(body.get('spec'))
     if is_finished(status.get('conditions') or []) and status.get('reason') != TerminalReason.INVALID_SPEC.value:
@@ -179,10 +132,10 @@ def _invalid(plan: Plan, body: dict[str, Any], err: InvalidSpec, obs: _Observed,
         spec = body.get('spec')
         run_policy = spec.get('runPolicy') if isinstance(spec, dict) else None
         ttl = run_policy.get('ttlSecondsAfterFinished') if isinstance(run_policy, dict) else None
-        _ttl(plan, ttl if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0 else None, now)
+        job_end.ttl(plan, ttl if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0 else None, now)
         return plan
     if status.get('reason') == TerminalReason.INVALID_SPEC.value and status.get('observedSpecHash') == digest:
-        _finished(plan, None, obs, now, gang)      # already reported; not retried until the spec changes
+        job_end.finished(plan, None, obs, now, opts)      # already reported; not retried until the spec changes
         return plan
     conds = status.get('conditions') or []
     if get_condition(conds, C.CREATED) is None:
@@ -194,13 +147,13 @@ def _invalid(plan: Plan, body: dict[str, Any], err: InvalidSpec, obs: _Observed,
     status['observedSpecHash'] = digest
     _finish(plan, C.FAILED, TerminalReason.INVALID_SPEC, f'invalid spec: {err}', now, 'Warning',
             TerminalReason.INVALID_SPEC.value)
-    _finished(plan, None, obs, now, gang)
+    job_end.finished(plan, None, obs, now, opts)
     return plan
 
 
 def _suspend(plan: Plan, job: JobSpec, obs: _Observed, now: datetime.datetime, gang: bool) -> None:
     status = plan.status
-    _delete_children(plan, obs)
+    job_end.delete_children(plan, obs)
     plan.delete_pod_group = gang
     conds = status.get('conditions') or []
     if not is_true(conds, C.SUSPENDED):
@@ -257,16 +210,16 @@ def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[d
         if refused is not None:
             raise refused
     except InvalidSpec as err:
-        return _invalid(plan, body, err, _observe(uid, pods, services, None), now, gang)
+        return _invalid(plan, body, err, _observe(uid, pods, services, None), now, opts)
     obs = _observe(uid, pods, services, job)
     if status.get('reason') == TerminalReason.INVALID_SPEC.value:
         if status.get('observedSpecHash') == job.spec_hash:
-            _finished(plan, None, obs, now, gang)   # refused by the API server; the spec is unchanged
+            job_end.finished(plan, None, obs, now, opts)   # refused by the API server; the spec is unchanged
             return plan
         status.clear()      # the spec was fixed: start over (the old failure was about a different spec)
     plan.job = job
     if is_finished(status.get('conditions') or []):
-        _finished(plan, job, obs, now, gang)
+        job_end.finished(plan, job, obs, now, opts)
         return plan
     _created(plan, body, job, now)
     if job.run_policy.suspend:
@@ -274,7 +227,7 @@ def reconcile(body: dict[str, Any], pods: list[dict[str, Any]], services: list[d
         return plan
     _resumed(plan, job, now)
     if _past_deadline(plan, job, now):
-        _finished(plan, job, obs, now, gang)
+        job_end.finished(plan, job, obs, now, opts)
         return plan
     _pods_and_services(plan, job, obs, now, opts)
     return plan
@@ -492,7 +445,7 @@ def _outcome(plan: Plan, p: _Pass, backoff_msg: str | None, now: datetime.dateti
         plan.ensure_secret = False
         plan.delete_pods.clear()
         plan.delete_services.clear()
-        _finished(plan, job, p.obs, now, bool(p.opts.gang_scheduler))
+        job_end.finished(plan, job, p.obs, now, p.opts)
         return
     if is_running(job, p.views) and not any(t == 'restarted' for t, _ in plan.transitions):
         status['conditions'] = set_condition(status['conditions'], C.RUNNING, True, api.REASON_RUNNING,

@@ -7,11 +7,14 @@ poller scrapes it over HTTP, parses the Prometheus text with prometheus_client's
 (a shell library, so the samples come in as plain tuples), and hands the samples to
 :func:`read_progress`; :func:`progress_patch` says what to write to ``status.progress``
 (None: nothing changed, so nothing is written). The series are the trainer's
-(docs/metrics.md, "Trainer metrics").
+(docs/metrics.md, "Trainer metrics"). A job shorter than the polling interval would end with a stale
+progress, or none: so when the chief's (else worker 0's) container has ended, :func:`final_progress` reads
+the last progress the trainer left as its termination message (``{"progress": {"globalStep": ...}}``).
 """
 from __future__ import annotations
 
 import datetime
+import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -79,10 +82,8 @@ def progress_target(replica_types: Iterable[ReplicaType], status: dict[str, Any]
     conds = status.get('conditions') or []
     if is_finished(conds) or is_true(conds, api.ConditionType.SUSPENDED):
         return None
-    types = set(replica_types)
-    chief = next((t for t in (ReplicaType.CHIEF, ReplicaType.MASTER) if t in types), None)
-    want = (chief, 0) if chief is not None else (ReplicaType.WORKER, 0)
-    if want[0] not in types:
+    want = _progress_replica(replica_types)
+    if want is None:
         return None
     for pod in pods:
         meta, pstatus = pod.get('metadata') or {}, pod.get('status') or {}
@@ -92,6 +93,61 @@ def progress_target(replica_types: Iterable[ReplicaType], status: dict[str, Any]
         if isinstance(ip, str) and ip:
             return Target(pod=str(meta.get('name', '')), host=ip, port=_metrics_port(pod, default_port),
                           replica_type=want[0].lower, replica_index=0)
+    return None
+
+
+MAX_MESSAGE_BYTES = 4096      # the kubelet keeps no more of a termination message
+
+
+def _progress_replica(replica_types: Iterable[ReplicaType]) -> tuple[ReplicaType, int] | None:
+    """The replica whose progress is the job's: the chief (TF's rule), else worker 0."""
+    types = set(replica_types)
+    chief = next((t for t in (ReplicaType.CHIEF, ReplicaType.MASTER) if t in types), None)
+    want = (chief, 0) if chief is not None else (ReplicaType.WORKER, 0)
+    return want if want[0] in types else None
+
+
+def _number(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
+
+
+def parse_termination_progress(message: Any) -> Progress | None:
+    """The progress a trainer's termination message holds, or None (not ours, malformed, too long)."""
+    if not isinstance(message, str) or not message or len(message) > MAX_MESSAGE_BYTES:
+        return None
+    try:
+        doc = json.loads(message)
+    except ValueError:
+        return None
+    fields = doc.get('progress') if isinstance(doc, dict) else None
+    if not isinstance(fields, dict):
+        return None
+    step, total = _number(fields.get('globalStep')), _number(fields.get('totalSteps'))
+    loss, rate = _number(fields.get('loss')), _number(fields.get('examplesPerSecond'))
+    if step is None or step < 0:
+        return None
+    return Progress(global_step=int(step), total_steps=int(total) if total is not None and total > 0 else None,
+                    loss=loss, examples_per_second=rate if rate is not None and rate >= 0 else None)
+
+
+def final_progress(replica_types: Iterable[ReplicaType], pods: list[dict[str, Any]]) -> Progress | None:
+    """The last progress of the job's progress replica once its container has ended (its termination message),
+    else None. The newest of its pods' ended containers counts (a restarted one's current run first)."""
+    want = _progress_replica(replica_types)
+    if want is None:
+        return None
+    for pod in pods:
+        if replica_of(pod) != want:
+            continue
+        for cs in (pod.get('status') or {}).get('containerStatuses') or []:
+            if not isinstance(cs, dict) or cs.get('name') != api.CONTAINER_NAME:
+                continue
+            terminated = (cs.get('state') or {}).get('terminated')
+            if isinstance(terminated, dict):
+                progress = parse_termination_progress(terminated.get('message'))
+                if progress is not None:
+                    return progress
     return None
 
 

@@ -123,7 +123,7 @@ class LocalPod:
     """One pod of the job: its manifest, its current process and the state a kubelet would report."""
 
     def __init__(self, manifest: dict[str, Any], spec: LaunchSpec, label: str, log: IO[str], sink: LineSink,
-                 watchdog: Watchdog, grace: float, backoff: float) -> None:
+                 watchdog: Watchdog, grace: float, backoff: float, message_path: str | None = None) -> None:
         self.manifest = manifest
         self.name: str = manifest['metadata']['name']
         self.uid = str(uuid.uuid4())
@@ -145,11 +145,17 @@ class LocalPod:
         self.deletion: str | None = None                    # deletionTimestamp
         self._kill_at: float | None = None
         self._readers: list[threading.Thread] = []
+        #: the container's termination message file (Kubernetes' /dev/termination-log), read when it ends
+        self.message_path = message_path
 
     # -- process handling ---------------------------------------------------------------
     def start(self) -> None:
         """Start the container's process (the first time, or an in-place restart)."""
         env = {**os.environ, **self.spec.env}
+        if self.message_path is not None:
+            with open(self.message_path, 'w'):     # each run starts with an empty message, as on a kubelet
+                pass
+            env[core.ENV_TERMINATION_MESSAGE_PATH] = self.message_path
         self.proc = subprocess.Popen(self.spec.argv, cwd=self.spec.cwd, env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                                      preexec_fn=_die_with_parent)
@@ -225,12 +231,25 @@ class LocalPod:
                            'startedAt': self.started_at, 'finishedAt': _stamp()}
         if returncode < 0:
             self.terminated['signal'] = -returncode
+        message = self._termination_message()
+        if message:
+            self.terminated['message'] = message
         if self.deletion is None and (self.policy == 'Always' or (self.policy == 'OnFailure' and code != 0)):
             delay = min(self.backoff * 2 ** self.restart_count, MAX_BACKOFF)
             self.restart_at = now + delay                    # CrashLoopBackOff, phase stays Running
         else:
             self.phase = 'Succeeded' if code == 0 else 'Failed'
         return True
+
+    def _termination_message(self) -> str:
+        """What the container left in its termination message file (the kubelet's 4 KiB cap)."""
+        if self.message_path is None:
+            return ''
+        try:
+            with open(self.message_path, 'rb') as f:
+                return f.read(core.MAX_TERMINATION_MESSAGE_BYTES).decode('utf-8', 'replace')
+        except OSError:
+            return ''
 
     def delete(self, now: float) -> None:
         """The API deleted the pod: SIGTERM its group now, SIGKILL after the grace period."""

@@ -18,6 +18,7 @@ from ..core import children as _children
 from ..core import conditions as _conditions
 from ..core import crd as _crd
 from ..core import plan as _plan
+from ..core import progress as _progress
 from ..core import spec as _spec
 from ..core.plan import Plan as Plan          # (re-exported types, for annotations)
 from ..core.spec import JobSpec as JobSpec
@@ -32,6 +33,7 @@ ENV_CUDA_VISIBLE_DEVICES: str = api.ENV_CUDA_VISIBLE_DEVICES
 ENV_METRICS_PORT: str = api.ENV_METRICS_PORT
 ENV_RPC_TOKEN: str = api.ENV_RPC_TOKEN
 ENV_TF_CONFIG: str = api.ENV_TF_CONFIG
+ENV_TERMINATION_MESSAGE_PATH: str = api.ENV_TERMINATION_MESSAGE_PATH
 GPU_RESOURCE: str = api.GPU_RESOURCE
 JOB_NAME_LABEL: str = api.JOB_NAME_LABEL
 KUBEFLOW_LABEL_PREFIX: str = api.KUBEFLOW_LABEL_PREFIX
@@ -56,6 +58,9 @@ is_finished: Any = _conditions.is_finished
 is_true: Any = _conditions.is_true
 timestamp: Any = _conditions.timestamp
 reconcile: Any = _plan.reconcile
+final_progress: Any = _progress.final_progress
+progress_fields: Any = _progress.progress_fields
+MAX_TERMINATION_MESSAGE_BYTES: int = _progress.MAX_MESSAGE_BYTES
 open_api_schema: Any = _crd.open_api_schema
 
 # Groups whose TFJobs the core understands (ours and Kubeflow's drop-in one).

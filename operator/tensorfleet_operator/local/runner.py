@@ -140,7 +140,8 @@ class LocalRun:
         log = self._log(label)
         if log.tell() > 0:
             log.write(f'--- tensorfleet: pod {name} created again ---\n')
-        pod = LocalPod(manifest, spec, label, log, self.console.line, self.watchdog, self.grace, self.backoff)
+        pod = LocalPod(manifest, spec, label, log, self.console.line, self.watchdog, self.grace, self.backoff,
+                       message_path=str(self.run_dir.path / f'{label}.termination-log'))
         try:
             pod.start()
         except OSError as err:
@@ -189,6 +190,9 @@ class LocalRun:
         now = datetime.datetime.now(datetime.timezone.utc)
         pods = [p.as_pod() for p in self.pods.values()]
         plan = core.reconcile(self.body, pods, self.services, now, self.opts)
+        final = core.final_progress(self.job.replicas, pods)   # the chief ended: status.progress, as the operator
+        if final is not None:
+            plan.status['progress'] = {**core.progress_fields(final), 'lastUpdateTime': core.timestamp(now)}
         self._apply(plan)
         return plan
 
@@ -213,6 +217,7 @@ class LocalRun:
 
     def _loop(self) -> int:
         due = 0.0
+        cleanup_pending = False
         while True:
             changed = self._tick_pods()
             if self.interrupts:
@@ -222,11 +227,12 @@ class LocalRun:
             now = time.monotonic()
             if changed or now >= due:      # a pod changed, the plan acted, or a timed check is due
                 plan = self._reconcile()
+                cleanup_pending = plan.cleanup_pending
                 acted = plan.create_pods or plan.delete_pods or plan.create_services or plan.delete_services
                 wait = min(RECHECK, plan.requeue_after if plan.requeue_after is not None else RECHECK)
                 due = now if acted else now + wait
-            if core.is_finished(self.body['status'].get('conditions') or []):
-                break
+            if core.is_finished(self.body['status'].get('conditions') or []) and not cleanup_pending:
+                break       # (a succeeded job's pods that are still ending get cleanPodPolicy's grace first)
             time.sleep(TICK)
         self._wait_for_pods(deleted_only=True)     # the plan's deletions (cleanPodPolicy), to their end
         if any(p.running for p in self.pods.values()):
