@@ -40,7 +40,8 @@ class Methods:
             f"{W}/GetStatus": (pb.GetStatusRequest, lambda r, t: (self._status(bulk_port_fn()), [])),
             f"{W}/RegisterGraph": (pb.RegisterGraphRequest, lambda r, t: (pb.RegisterGraphResponse(
                 graph_handle=worker.register_graph(r.graph_def, r.feed, r.fetch, r.target, r.allow_soft_placement,
-                                                   r.log_device_placement)), [])),
+                                                   r.log_device_placement, (r.master_task, r.master_incarnation))),
+                [])),
             f"{W}/DeregisterGraph": (pb.DeregisterGraphRequest, lambda r, t: _after(
                 worker.deregister_graph, (r.graph_handle,), pb.DeregisterGraphResponse())),
             f"{W}/RunGraph": (pb.RunGraphRequest, self._run_graph),

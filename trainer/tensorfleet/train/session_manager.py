@@ -83,6 +83,10 @@ class SessionManager:
             else:
                 return sess, False
         saver.restore(sess, ckpt.model_checkpoint_path)
+        # TF's SessionManager hands the restored directory's checkpoints to the saver, so `max_to_keep` counts
+        # them and a restarted job deletes the oldest; TF 1.15 looks them up by their prefix alone, which finds no
+        # V2 checkpoint, so there it keeps none of them; here the saver takes over every one that exists
+        saver.recover_last_checkpoints(list(ckpt.all_model_checkpoint_paths))
         return sess, True
 
     def prepare_session(self, master, init_op=None, saver=None, checkpoint_dir=None, wait_for_checkpoint=False,
