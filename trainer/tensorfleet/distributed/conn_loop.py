@@ -130,6 +130,8 @@ class ConnectionLoop:
 
     def give_back(self, conn: Conn, closing: bool = False) -> None:
         """From a worker: the connection is idle (or, `closing`, refused after a status) and the loop holds it."""
+        if self._closing:
+            return conn.close("the server stopped")
         self._adopted.append((conn, closing))
         self._wake()
 
@@ -286,6 +288,9 @@ class ConnectionLoop:
                 self._read_head(conn)
         except (OSError, ValueError) as e:   # ssl.SSLError is an OSError
             self._drop(conn, f"{type(e).__name__}: {e}")
+        except Exception:  # noqa: BLE001 - a bug: logged with its traceback; the loop goes on with the others
+            logger.exception("%s: serving the connection from %s failed", self.name, conn.peer)
+            self._drop(conn, "internal error")
 
     def _handshake(self, conn: Conn) -> None:
         sock = conn.sock

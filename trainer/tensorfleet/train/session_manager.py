@@ -83,9 +83,8 @@ class SessionManager:
             else:
                 return sess, False
         saver.restore(sess, ckpt.model_checkpoint_path)
-        # TF's SessionManager hands the restored directory's checkpoints to the saver, so `max_to_keep` counts
-        # them and a restarted job deletes the oldest; TF 1.15 looks them up by their prefix alone, which finds no
-        # V2 checkpoint, so there it keeps none of them; here the saver takes over every one that exists
+        # as TF 1.15: the saver takes over the restored directory's checkpoints, so `max_to_keep` counts them and a
+        # restarted job deletes the oldest
         saver.recover_last_checkpoints(list(ckpt.all_model_checkpoint_paths))
         return sess, True
 
