@@ -226,3 +226,70 @@ def test_no_unauthenticated_client_exhausts_a_ps(cluster_procs):
     assert "Traceback" not in log, log[-5000:]
     assert "closed" in log   # the closes are there, as debug lines
 
+
+
+def _closed_within(sock, seconds):
+    """True if the peer closed or reset `sock` within `seconds` (what it sent before is read and dropped)."""
+    return _wait_closed([sock], time.monotonic(), seconds) is not None
+
+
+def test_connections_are_capped_and_the_oldest_without_a_request_makes_room(cluster_procs):
+    """TENSORFLEET_MAX_CONNECTIONS=6: at most 3 connections without a request (a new one, a legitimate
+    client's too, closes the oldest of them); with 3 authenticated and 3 pending, a 7th is closed at accept
+    and the others stay open."""
+    c = cluster_procs({"ps": 1})
+    c.start("ps", 0, env={"TENSORFLEET_RPC_TOKEN": TOKEN, "TENSORFLEET_MAX_CONNECTIONS": "6",
+                          "TENSORFLEET_AUTH_SECONDS": "60"})
+    address = c.spec["ps"][0]
+    port = int(address.rsplit(":", 1)[1])
+    silent = [_connect(port) for _ in range(4)]
+    assert _closed_within(silent[0], 10.0), "the oldest connection without a request stayed open"
+    clients = []
+    try:
+        for _ in range(3):   # three authenticated bulk connections (no gRPC connection: no GetStatus first)
+            client = RpcClient(address, "WorkerService", TASK, token=TOKEN)
+            client.enable_bulk(port)
+            assert client.call("GetStatus", pb.GetStatusRequest(), pb.GetStatusResponse)[0].task == TASK
+            clients.append(client)
+        assert _closed_within(silent[1], 10.0), "the first client's connection did not make room"
+        silent.append(_connect(port))   # 6 open now: 3 authenticated, 3 without a request
+        over = _connect(port)
+        assert _closed_within(over, 10.0), "a connection over the cap was accepted"
+        over.close()
+        for s in silent[2:]:
+            assert not _closed_within(s, 0.2), "a connection under the cap was closed"
+        assert clients[0].call("GetStatus", pb.GetStatusRequest(), pb.GetStatusResponse)[0].task == TASK
+    finally:
+        for client in clients:
+            client.close()
+        for s in silent:
+            s.close()
+
+
+def test_idle_authenticated_connections_go_back_to_the_loop_and_are_served_again(local_servers, monkeypatch):
+    """A worker thread keeps a bulk connection only while its client is busy (TENSORFLEET_BULK_LINGER_SECONDS):
+    20 clients call once, then every connection is held by the loop (no thread), and each is served again."""
+    import tensorfleet as tf
+    from dist_cluster import free_ports
+
+    monkeypatch.setenv("TENSORFLEET_BULK_LINGER_SECONDS", "0.1")
+    monkeypatch.setenv("TENSORFLEET_LOCAL_SOCKET", "0")
+    port, = free_ports(1)
+    server = tf.train.Server({"ps": [f"127.0.0.1:{port}"]}, job_name="ps", task_index=0)
+    local_servers.append(server)
+    clients = []
+    try:
+        for _ in range(20):
+            client = RpcClient(f"127.0.0.1:{port}", "WorkerService", TASK)
+            client.enable_bulk(port)
+            clients.append(client)
+            assert client.call("GetStatus", pb.GetStatusRequest(), pb.GetStatusResponse)[0].task == TASK
+        deadline = time.monotonic() + 30
+        while server._connections.held_connections < 20:
+            assert time.monotonic() < deadline, "idle connections stayed with their worker threads"
+            time.sleep(0.02)
+        for client in clients:
+            assert client.call("GetStatus", pb.GetStatusRequest(), pb.GetStatusResponse)[0].task == TASK
+    finally:
+        for client in clients:
+            client.close()

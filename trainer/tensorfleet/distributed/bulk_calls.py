@@ -5,15 +5,19 @@ Sits between `conn_loop.ConnectionLoop` (which has checked each request's head: 
 reads the rest of the request (header and payload, into the connection's `wire.FrameReader`), serves it
 (a step is cancelled if its caller goes away meanwhile: `caller_watch`), replies, then waits up to
 `linger_seconds` for the connection's next request and serves that too: a busy client keeps its thread,
-so the fast path has no hand-off between threads. A connection idle for longer goes back to the loop,
-which holds it without a thread. Worker threads start on demand and end after `IDLE_THREAD_S` without work.
+so the fast path has no hand-off between threads. The wait is the socket's receive timeout (SO_RCVTIMEO:
+the same one blocking recv as before, `wire.Idle` when it passes); a TLS socket, whose reads OpenSSL
+retries through such a timeout, polls first. A connection idle for longer goes back to the loop, which
+holds it without a thread. Worker threads start on demand and end after `IDLE_THREAD_S` without work.
 """
 from __future__ import annotations
 
 import logging
 import queue
 import select
+import socket
 import ssl
+import struct
 import threading
 from typing import Callable, Optional
 
@@ -77,7 +81,9 @@ class BulkCalls:
                  caller_watch: ConnectionWatch, linger_seconds: float, bind: Optional[Callable] = None):
         self._methods, self._limits, self._heads = methods, limits, heads
         self._watch = caller_watch
-        self._linger_ms = max(0, int(linger_seconds * 1000))
+        self._linger_ms = max(1, int(linger_seconds * 1000))
+        seconds, ms = divmod(self._linger_ms, 1000)
+        self._linger_timeval = struct.pack("@ll", seconds, ms * 1000)   # (0, 0) would mean no timeout
         self._bind = bind   # bind(conn, owner): client_leases; None: not tracked
         self.workers = Workers(name)
 
@@ -86,28 +92,31 @@ class BulkCalls:
         self.workers.submit(self._serve, conn, head, header_bytes, payload_bytes, give_back)
 
     def _serve(self, conn, head: bytes, header_bytes: int, payload_bytes: int, give_back: Callable) -> None:
-        heads = self._heads
+        """`head` (prefix + token field) was checked by the loop; its token field is `heads.field`."""
+        heads, field = self._heads, self._heads.field
+        bind = None if self._bind is None else (lambda owner: self._bind(conn, owner))
         try:
-            conn.sock.setblocking(True)
+            sock = conn.sock
+            sock.setblocking(True)
+            tls = isinstance(sock, ssl.SSLSocket)
+            if not tls:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, self._linger_timeval)
             reader = conn.reader
             if reader is None:
-                reader = conn.reader = wire.FrameReader(conn.sock, self._limits)
+                reader = conn.reader = wire.FrameReader(sock, self._limits)
             while True:
-                header = head[wire.PREFIX.size:] + reader.read_exact(header_bytes - len(heads.field))
+                header = field + reader.read_exact(header_bytes - len(field))
                 payload = reader.read_payload(payload_bytes)
-                if not self._answer(conn, header, payload):
+                if not self._answer(conn, header, payload, bind):
                     return conn.close("malformed request")
-                if not self._next_request_within_linger(conn, reader):
-                    conn.sock.setblocking(False)
+                if tls and not self._tls_request_within_linger(conn, reader):
                     return give_back(conn)
-                prefix = reader.read_exact(wire.PREFIX.size, boundary=True)
                 try:
-                    header_bytes, payload_bytes = heads.sizes(prefix)
-                    head = prefix + reader.read_exact(len(heads.field))
-                    heads.check_token(head)
+                    header_bytes, payload_bytes = reader.read_request_head(heads)
+                except wire.Idle:
+                    return give_back(conn)
                 except wire.FrameError as e:
-                    _send_status(conn.sock, e.code, str(e))
-                    conn.sock.setblocking(False)
+                    _send_status(sock, e.code, str(e))
                     return give_back(conn, True)
         except EOFError:
             conn.close("closed by the peer")
@@ -117,15 +126,15 @@ class BulkCalls:
             logger.exception("Serving a bulk connection from %s failed", conn.peer)
             conn.close("internal error")
 
-    def _next_request_within_linger(self, conn, reader: wire.FrameReader) -> bool:
-        if reader.buffered() or (isinstance(conn.sock, ssl.SSLSocket) and conn.sock.pending()):
+    def _tls_request_within_linger(self, conn, reader: wire.FrameReader) -> bool:
+        if reader.buffered() or conn.sock.pending():
             return True
         if conn.poller is None:
             conn.poller = select.poll()
             conn.poller.register(conn.fd, select.POLLIN)
         return bool(conn.poller.poll(self._linger_ms))
 
-    def _answer(self, conn, raw: bytes, payload) -> bool:
+    def _answer(self, conn, raw: bytes, payload, bind) -> bool:
         """Serves one request; False closes the connection."""
         try:
             header = service_pb2.CallHeader.FromString(raw)
@@ -133,7 +142,6 @@ class BulkCalls:
             _send_status(conn.sock, errors.INVALID_ARGUMENT, "malformed CallHeader")
             return False
         methods = self._methods
-        bind = None if self._bind is None else (lambda owner: self._bind(conn, owner))
         try:
             if header.method in methods.streaming:   # a step: cancelled if the caller goes away meanwhile
                 with self._watch.watching(conn.sock) as cancel:

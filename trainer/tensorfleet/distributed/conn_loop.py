@@ -128,6 +128,11 @@ class ConnectionLoop:
     def open_connections(self) -> int:
         return len(self._conns)
 
+    @property
+    def held_connections(self) -> int:
+        """Connections the loop holds (not running a call), at this moment."""
+        return len(self._held)
+
     def give_back(self, conn: Conn, closing: bool = False) -> None:
         """From a worker: the connection is idle (or, `closing`, refused after a status) and the loop holds it."""
         if self._closing:

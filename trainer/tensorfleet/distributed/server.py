@@ -37,13 +37,14 @@ from concurrent import futures
 from typing import Optional
 
 import grpc
+
 from .. import errors
 from ..config import ConfigProto
 from . import one_port, shutdown, wire
 from .bulk_calls import BulkCalls
-from .client_leases import ClientLeases
 from .caller_watch import ConnectionWatch
 from .client import TOKEN_ENV, Timeouts, job_token, split_address
+from .client_leases import ClientLeases
 from .cluster import ClusterSpec, server_def_parts
 from .conn_limits import ConnectionLimits
 from .conn_loop import ConnectionLoop

@@ -24,6 +24,12 @@ from .protos import service_pb2
 from .worker import WorkerService
 
 
+#: the calls that keep a client's state, and how they name its owner (`Methods._owner`)
+_OWNER_OF = {"WorkerService/RegisterGraph": "registering", "WorkerService/RunGraph": "graph",
+             "MasterService/CreateSession": "new session", "MasterService/RunStep": "session",
+             "MasterService/ExtendSession": "session", "MasterService/ListDevices": "session"}
+
+
 def _after(fn, args: tuple, response):
     """Calls `fn(*args)` for its effect; -> (response, no tensors)."""
     fn(*args)
@@ -138,20 +144,16 @@ class Methods:
 
     def _owner(self, method: str, request, response) -> Optional[tuple]:
         """Whose state the call kept: ("master", task, incarnation) or ("session", handle); None: nobody's."""
-        name = method.rsplit("/", 1)[-1]
-        if method.startswith("WorkerService/"):
-            if name == "RegisterGraph":
-                task, incarnation = request.master_task, request.master_incarnation
-            elif name == "RunGraph":
-                task, incarnation = self.worker.owner_of(request.graph_handle)
-            else:
-                return None
-            return ("master", task, incarnation) if task else None
-        if name == "CreateSession":
-            return ("session", response.session_handle)
-        if name in ("RunStep", "ExtendSession", "ListDevices"):
-            return ("session", request.session_handle)
-        return None
+        kind = _OWNER_OF.get(method)
+        if kind is None:
+            return None
+        if kind == "registering":
+            task, incarnation = request.master_task, request.master_incarnation
+        elif kind == "graph":
+            task, incarnation = self.worker.owner_of(request.graph_handle)
+        else:
+            return ("session", (response if kind == "new session" else request).session_handle)
+        return ("master", task, incarnation) if task else None
 
     @staticmethod
     def account(method: str, request_bytes: bytes, payload, response, payload_bytes: int) -> None:

@@ -235,6 +235,14 @@ class FrameError(Exception):
         self.code = code
 
 
+class Idle(Exception):
+    """No frame began within the socket's receive timeout (SO_RCVTIMEO; see `FrameReader`)."""
+
+
+#: what a blocking recv raises once a socket's SO_RCVTIMEO passed (plain: EAGAIN; TLS: OpenSSL's want-read)
+_RECV_TIMEOUT = (BlockingIOError, ssl.SSLWantReadError)
+
+
 def send_frame(sock: socket.socket, header: bytes, parts: list, payload_bytes: int) -> None:
     buffers = [PREFIX.pack(MAGIC, len(header), payload_bytes), header] + parts
     total = sum(len(b) if not isinstance(b, memoryview) else b.nbytes for b in buffers)
@@ -286,7 +294,7 @@ class RequestHeads:
 
     def check_token(self, head) -> None:
         """FrameError(UNAUTHENTICATED) unless the head's header bytes are the token's field."""
-        if not hmac.compare_digest(bytes(head[PREFIX.size:self.size]), self.field):
+        if not hmac.compare_digest(head[PREFIX.size:self.size], self.field):
             raise FrameError(errors.UNAUTHENTICATED, "missing or wrong job token")
 
 
@@ -309,7 +317,10 @@ def status_frame(code: int, message: str) -> bytes:
 
 def _recv_exact(sock: socket.socket, view: memoryview) -> None:
     while len(view):
-        n = sock.recv_into(view)
+        try:
+            n = sock.recv_into(view)
+        except _RECV_TIMEOUT:   # a receive timeout inside a frame: keep reading
+            continue
         if n == 0:
             raise ConnectionResetError("connection closed mid-frame")
         view = view[n:]
@@ -351,7 +362,9 @@ class BufferPool:
 
 class FrameReader:
     """Reads frames from one socket: small frames with one recv, large payloads into pooled buffers.
-    A peer that closes between frames is EOFError; one that closes inside a frame ConnectionResetError."""
+    A peer that closes between frames is EOFError; one that closes inside a frame ConnectionResetError.
+    On a blocking socket with a receive timeout (SO_RCVTIMEO, set by the server's `bulk_calls`), a frame
+    that does not begin within it is `Idle`; inside a frame the timeout only makes the read go on."""
 
     def __init__(self, sock: socket.socket, limits: Limits, pool: Optional[BufferPool] = None):
         self.sock, self.limits = sock, limits
@@ -373,7 +386,12 @@ class FrameReader:
             self._start, self._end = 0, rest
         view = memoryview(self._buf)
         while self._end - self._start < need:
-            n = self.sock.recv_into(view[self._end:])
+            try:
+                n = self.sock.recv_into(view[self._end:])
+            except _RECV_TIMEOUT:
+                if boundary and self._end == self._start:
+                    raise Idle() from None
+                continue
             if n == 0:
                 if boundary and self._end == self._start:
                     raise EOFError("connection closed")
@@ -397,6 +415,16 @@ class FrameReader:
         big = bytearray(n)
         self._take_into(memoryview(big))
         return bytes(big)
+
+    def read_request_head(self, heads: "RequestHeads") -> tuple:
+        """The next request's head, checked (`RequestHeads`) -> (header bytes, payload bytes); the header's
+        token field is consumed (it is `heads.field`). EOFError/Idle before the frame began; FrameError."""
+        self._fill(PREFIX.size, boundary=True)
+        sizes = heads.sizes(memoryview(self._buf)[self._start:self._start + PREFIX.size])
+        self._fill(heads.size)
+        heads.check_token(memoryview(self._buf)[self._start:self._start + heads.size])
+        self._start += heads.size
+        return sizes
 
     def read_payload(self, n: int) -> np.ndarray:
         payload = self.pool.get(n)
