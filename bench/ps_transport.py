@@ -274,6 +274,8 @@ def report_comparison(runs, sides):
         print(f"{name:<24}" + "".join(f"{cpu[k]:>15.3f}" for k in keys) + f"{med[name]['cpu call']:>16.0f}")
     pairs = [(n, n.replace("this tree", "baseline")) for n in names if n.startswith("this tree")]
     pairs += [(n, "plain, one port") for n in names if n.startswith("TLS")]
+    if "TLS, one port" in names:
+        pairs.append(("TLS, one port", "TLS, two ports"))
     for a, b in pairs:
         per_round = {k: [x["tensorfleet"][k][0] / y["tensorfleet"][k][0] for x, y in zip(runs[a], runs[b])]
                      for k in keys}

@@ -147,13 +147,11 @@ class Methods:
         kind = _OWNER_OF.get(method)
         if kind is None:
             return None
+        if kind == "graph":
+            return self.worker.lease_of(request.graph_handle)
         if kind == "registering":
-            task, incarnation = request.master_task, request.master_incarnation
-        elif kind == "graph":
-            task, incarnation = self.worker.owner_of(request.graph_handle)
-        else:
-            return ("session", (response if kind == "new session" else request).session_handle)
-        return ("master", task, incarnation) if task else None
+            return ("master", request.master_task, request.master_incarnation) if request.master_task else None
+        return ("session", (response if kind == "new session" else request).session_handle)
 
     @staticmethod
     def account(method: str, request_bytes: bytes, payload, response, payload_bytes: int) -> None:

@@ -82,6 +82,7 @@ class _Partition:
         self.cancel = queue_kernels.CancelToken()
         self.lock = threading.Lock()
         self.owner = NO_OWNER
+        self.lease = None   # ("master", task, incarnation): its owner's key in client_leases (None: no task)
 
     def close(self, whole_task: bool = False) -> None:
         """Cancels this partition's blocked runs; `whole_task` (the server stops): every blocked run and the
@@ -154,6 +155,7 @@ class WorkerService:
         """`owner`: the registering master's (task name, incarnation)."""
         part = _Partition(graph_def, feeds, fetches, targets, self.resources, soft, log)
         part.owner = owner = (str(owner[0]), int(owner[1]))
+        part.lease = ("master",) + owner if owner[0] else None
         handle = f"{self._prefix}.{next(self._ids)}"
         task, incarnation = owner
         replaced, stale = None, []
@@ -190,10 +192,10 @@ class WorkerService:
         if part is not None:
             part.close()
 
-    def owner_of(self, handle: str) -> tuple:
-        """The (master task, incarnation) that registered `handle` (NO_OWNER when unknown)."""
+    def lease_of(self, handle: str):
+        """("master", task, incarnation) of the master that registered `handle`; None when unknown or no task."""
         part = self._partitions.get(handle)
-        return part.owner if part is not None else NO_OWNER
+        return part.lease if part is not None else None
 
     def release_owner(self, owner: tuple) -> int:
         """Drops every graph `owner` registered (its blocked runs end with CancelledError); -> how many."""
