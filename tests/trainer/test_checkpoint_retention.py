@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 import tensorfleet as tf
+from helpers import fork_child, wait_child
 
 INLINE = tf.ConfigProto(inter_op_parallelism_threads=1)
 KEEP = 2
@@ -33,23 +34,6 @@ def _checkpoints(directory) -> list:
     return sorted(steps)
 
 
-def _fork(body):
-    """body(write_fd) in a forked child (exit 0, or 3 if it raised); -> (pid, read_fd)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        code = 0
-        try:
-            os.close(r)
-            body(w)
-        except BaseException:  # noqa: BLE001 - the parent sees the exit code
-            code = 3
-        finally:
-            os._exit(code)
-    os.close(w)
-    return pid, r
-
-
 def _read_steps(fd, n, timeout=120.0) -> None:
     """Waits until the child reported `n` more steps (one byte each)."""
     got, deadline = 0, time.monotonic() + timeout
@@ -59,18 +43,6 @@ def _read_steps(fd, n, timeout=120.0) -> None:
         chunk = os.read(fd, n - got)
         assert chunk, "the child ended early"
         got += len(chunk)
-
-
-def _wait(pid, timeout=120.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        time.sleep(0.01)
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    raise AssertionError(f"child {pid} did not finish in {timeout} s")
 
 
 def _model():
@@ -117,7 +89,7 @@ def _kill_and_restart(tmp_path, make_child):
     os.makedirs(directory)
     seen = set()
     for run in range(RESTARTS):
-        pid, fd = _fork(make_child(directory, 10 ** 9))
+        pid, fd = fork_child(make_child(directory, 10 ** 9))
         try:
             _read_steps(fd, 1 + 3 * (run % 4))   # 1..10 steps in: between steps, inside saves
         finally:
@@ -128,8 +100,8 @@ def _kill_and_restart(tmp_path, make_child):
         seen.update(on_disk)
         assert len(on_disk) <= KEEP + 1, f"restart {run + 1}: {len(on_disk)} checkpoints on disk: {on_disk}"
     step = max(seen)
-    pid, fd = _fork(make_child(directory, step + 4))   # the last run ends normally
-    assert _wait(pid) == 0
+    pid, fd = fork_child(make_child(directory, step + 4))   # the last run ends normally
+    assert wait_child(pid) == 0
     os.close(fd)
     final = _checkpoints(directory)
     assert len(final) <= KEEP, final
