@@ -14,6 +14,12 @@ direction and size, the ratio to raw TCP (target >= 0.6x), the gRPC-only path
 (TENSORFLEET_BULK=0) for reference, and the latency of trivial remote Session.runs:
 (a) this process's master running one op on the ps (one RunGraph round trip), and
 (b) a client process whose Session targets the ps's master (one RunStep round trip).
+
+Comparisons in one run, interleaved round by round (each side a fresh ps process):
+- `--baseline-trainer DIR`: the ps runs another checkout's trainer/ directory (e.g. the main branch
+  before a change) against this one; TCP bulk and the Unix socket, MB/s and latency, ratio this/baseline.
+- `--tls`: a job CA and certificate made with the openssl command; plain one-port TCP bulk against TLS
+  on one port (ALPN) and TLS in two-port mode (TENSORFLEET_SINGLE_PORT=0), ratios to plain.
 """
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ import platform  # noqa: E402
 import socket  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -94,9 +101,9 @@ def _free_port():
     return port
 
 
-def _env(extra=None):
+def _env(extra=None, trainer=None):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "trainer"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([trainer or os.path.join(ROOT, "trainer"), env.get("PYTHONPATH", "")])
     env.update(extra or {})
     return env
 
@@ -134,22 +141,40 @@ class RawTcp:
         self.proc.wait(10)
 
 
-def _rate(fn, nbytes, min_seconds=0.4, min_reps=3):
+def _rate(fn, nbytes, min_seconds=0.4, min_reps=3, cpu=None):
+    """MB/s of `fn` moving `nbytes` a call; with `cpu` (a list): appends the ps's CPU ms per MB moved."""
     fn()  # warm
-    reps, start = 0, time.perf_counter()
+    reps, start, cpu0 = 0, time.perf_counter(), _ps_cpu()
     while reps < min_reps or time.perf_counter() - start < min_seconds:
         fn()
         reps += 1
+    if cpu is not None:
+        cpu.append((_ps_cpu() - cpu0) * 1e3 / (reps * nbytes / MB))
     return reps * nbytes / (time.perf_counter() - start) / MB
+
+
+_PS_PID = [0]
+
+
+def _ps_cpu() -> float:
+    """CPU seconds (user + system) the ps process has used: less sensitive to other jobs' load than rates."""
+    if not _PS_PID[0] or not os.path.exists(f"/proc/{_PS_PID[0]}/stat"):
+        return 0.0
+    with open(f"/proc/{_PS_PID[0]}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _measure_round(out, sess, size_ops, data, raw, size) -> None:
     """One round for one size: tensorfleet and raw TCP alternate, push then pull."""
     x, pushed, _, pulled = size_ops
     key = f"{size >> 20}MiB"
-    out["tensorfleet"].setdefault(f"push {key}", []).append(_rate(lambda: sess.run(pushed, {x: data}), size))
+    cpu = out.setdefault("ps_cpu_ms_per_MB", {})
+    out["tensorfleet"].setdefault(f"push {key}", []).append(
+        _rate(lambda: sess.run(pushed, {x: data}), size, cpu=cpu.setdefault(f"push {key}", [])))
     out["raw_tcp"].setdefault(f"push {key}", []).append(_rate(lambda: raw.push(data), size))
-    out["tensorfleet"].setdefault(f"pull {key}", []).append(_rate(lambda: sess.run(pulled), size))
+    out["tensorfleet"].setdefault(f"pull {key}", []).append(
+        _rate(lambda: sess.run(pulled), size, cpu=cpu.setdefault(f"pull {key}", [])))
     out["raw_tcp"].setdefault(f"pull {key}", []).append(_rate(lambda: raw.pull(size), size))
 
 
@@ -158,9 +183,14 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sizes", default="4,64", help="MiB")
     parser.add_argument("--latency-calls", type=int, default=500)
-    parser.add_argument("--grpc", action="store_true", help="also measure the gRPC-only path (slower)")
+    parser.add_argument("--grpc", action="store_true", help="also measure the gRPC-only path (slower; with "
+                                                            "--baseline-trainer: as a third pair of sides)")
+    parser.add_argument("--baseline-trainer", default="", help="A/B: the ps from this trainer/ directory too")
+    parser.add_argument("--tls", action="store_true", help="A/B: TLS bulk (one port, two ports) against plain")
     args = parser.parse_args(argv)
     sizes = [int(s) << 20 for s in args.sizes.split(",")]
+    if args.baseline_trainer or args.tls:
+        return compare(args, sizes)
     os.environ["TENSORFLEET_LOCAL_SOCKET"] = "0"
     tcp = bench(sizes, args.rounds, args.latency_calls, bulk=True)
     os.environ.pop("TENSORFLEET_LOCAL_SOCKET")
@@ -171,7 +201,92 @@ def main(argv=None):
     report(results, sizes)
 
 
-def bench(sizes, rounds, latency_calls, bulk=True):
+def compare(args, sizes):
+    """Sides measured alternately, `--rounds` rounds, the order rotating; medians and ratios per round."""
+    sides = {}
+    if args.baseline_trainer:
+        base = os.path.abspath(args.baseline_trainer)
+        paths = [("TCP bulk", {"TENSORFLEET_LOCAL_SOCKET": "0"}, True), ("Unix socket", {}, True)]
+        if args.grpc:
+            paths.append(("gRPC-only", {}, False))
+        for path, extra, bulk in paths:
+            sides[f"baseline, {path}"] = (extra, base, bulk)
+            sides[f"this tree, {path}"] = (extra, None, bulk)
+    if args.tls:
+        tls = _tls_files(tempfile.mkdtemp(prefix="tf-bench-tls-"))
+        plain = {"TENSORFLEET_LOCAL_SOCKET": "0"}
+        sides["plain, one port"] = (plain, None, True)
+        sides["TLS, one port"] = (dict(plain, **tls), None, True)
+        sides["TLS, two ports"] = (dict(plain, TENSORFLEET_SINGLE_PORT="0", **tls), None, True)
+    runs: dict = {name: [] for name in sides}
+    names = list(sides)
+    for r in range(args.rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            extra, trainer, bulk = sides[name]
+            saved = {k: os.environ.get(k) for k in extra}
+            os.environ.update(extra)
+            try:
+                runs[name].append(bench(sizes, 1, args.latency_calls, bulk=bulk, trainer=trainer))
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+        print(f"round {r + 1}/{args.rounds} done, load {os.getloadavg()[0]:.2f}", flush=True)
+    report_comparison(runs, sides)
+
+
+def _tls_files(d):
+    """A job CA and one certificate it signs (SAN 127.0.0.1), made with the openssl command."""
+    def openssl(*a):
+        subprocess.run(["openssl", *a], cwd=d, check=True, capture_output=True, timeout=60)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "1",
+            "-subj", "/CN=bench-ca")
+    with open(os.path.join(d, "ext.cnf"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "t.key", "-out", "t.csr", "-subj", "/CN=task")
+    openssl("x509", "-req", "-in", "t.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "t.pem",
+            "-days", "1", "-extfile", "ext.cnf")
+    return {"TENSORFLEET_TLS_CERT": os.path.join(d, "t.pem"), "TENSORFLEET_TLS_KEY": os.path.join(d, "t.key"),
+            "TENSORFLEET_TLS_CA": os.path.join(d, "ca.pem")}
+
+
+def report_comparison(runs, sides):
+    print(f"machine: {platform.machine()} {os.cpu_count()} cpus, {platform.python_implementation()} "
+          f"{platform.python_version()}, load {os.getloadavg()[0]:.2f}")
+    names = list(runs)
+    keys = [k for k in runs[names[0]][0]["tensorfleet"]]
+    lat = ["latency_in_process_master_us", "latency_remote_master_us"]
+    print(f"{'side':<24}" + "".join(f"{k:>15}" for k in keys) + f"{'lat in-proc us':>16}{'lat remote us':>15}")
+    med = {}
+    for name in names:
+        med[name] = {k: statistics.median(r["tensorfleet"][k][0] for r in runs[name]) for k in keys}
+        med[name].update({k: statistics.median(r[k] for r in runs[name]) for k in lat})
+        print(f"{name:<24}" + "".join(f"{med[name][k]:>15.0f}" for k in keys)
+              + "".join(f"{med[name][k]:>16.0f}" for k in lat[:1]) + f"{med[name][lat[1]]:>15.0f}")
+    print("the ps's CPU (user + system, /proc) per MB moved (ms) and per trivial call (us), medians:")
+    for name in names:
+        cpu = {k: statistics.median(r["ps_cpu_ms_per_MB"][k][0] for r in runs[name]) for k in keys}
+        med[name].update({f"cpu {k}": v for k, v in cpu.items()})
+        med[name]["cpu call"] = statistics.median(r["ps_cpu_us_per_call"] for r in runs[name])
+        print(f"{name:<24}" + "".join(f"{cpu[k]:>15.3f}" for k in keys) + f"{med[name]['cpu call']:>16.0f}")
+    pairs = [(n, n.replace("this tree", "baseline")) for n in names if n.startswith("this tree")]
+    pairs += [(n, "plain, one port") for n in names if n.startswith("TLS")]
+    if "TLS, one port" in names:
+        pairs.append(("TLS, one port", "TLS, two ports"))
+    for a, b in pairs:
+        per_round = {k: [x["tensorfleet"][k][0] / y["tensorfleet"][k][0] for x, y in zip(runs[a], runs[b])]
+                     for k in keys}
+        print(f"ratio {a} / {b}: " + ", ".join(
+            f"{k} {med[a][k] / med[b][k]:.2f}x [{min(per_round[k]):.2f}-{max(per_round[k]):.2f}]" for k in keys)
+            + "; latency " + ", ".join(f"{med[a][k] / med[b][k]:.2f}x" for k in lat) + " (below 1: faster)"
+            + "; ps CPU " + ", ".join(f"{k} {med[a]['cpu ' + k] / med[b]['cpu ' + k]:.2f}x" for k in keys)
+            + f", per call {med[a]['cpu call'] / med[b]['cpu call']:.2f}x (below 1: less)")
+
+
+def bench(sizes, rounds, latency_calls, bulk=True, trainer=None):
     if not bulk:
         os.environ["TENSORFLEET_BULK"] = "0"
     sys.path.insert(0, os.path.join(ROOT, "trainer"))
@@ -179,8 +294,10 @@ def bench(sizes, rounds, latency_calls, bulk=True):
 
     cluster = {"ps": [f"127.0.0.1:{_free_port()}"], "worker": [f"127.0.0.1:{_free_port()}"]}
     ps = subprocess.Popen([sys.executable, "-c", PS_MAIN, json.dumps(cluster)], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, text=True, env=_env({"TENSORFLEET_BULK": "1" if bulk else "0"}))
+                          stdout=subprocess.PIPE, text=True,
+                          env=_env({"TENSORFLEET_BULK": "1" if bulk else "0"}, trainer))
     assert ps.stdout.readline().startswith("READY")
+    _PS_PID[0] = ps.pid
     server = tf.train.Server(cluster, job_name="worker", task_index=0)
     raw = RawTcp()
     out = {"tensorfleet": {}, "raw_tcp": {}}
@@ -209,12 +326,14 @@ def bench(sizes, rounds, latency_calls, bulk=True):
         for _ in range(50):
             sess.run(trivial)
         lat = []
+        cpu0 = _ps_cpu()
         for _ in range(5):
             t = time.perf_counter()
             for _ in range(latency_calls):
                 sess.run(trivial)
             lat.append((time.perf_counter() - t) / latency_calls * 1e6)
         out["latency_in_process_master_us"] = statistics.median(lat)
+        out["ps_cpu_us_per_call"] = (_ps_cpu() - cpu0) * 1e6 / (5 * latency_calls)
         client = subprocess.run([sys.executable, "-c", CLIENT_MAIN, "grpc://" + cluster["ps"][0],
                                  str(latency_calls)], capture_output=True, text=True, env=_env(), timeout=300)
         if client.returncode != 0:

@@ -1,11 +1,47 @@
-"""Helpers shared by the trainer tests: running fetches in a fresh Session, and numpy reference functions.
+"""Helpers shared by the trainer tests: running fetches in a fresh Session, numpy reference functions, and
+forked children (a restart that costs no interpreter start: tensorfleet is already imported).
 
 Gradient oracles live in `gradcheck.py`. Both modules are importable from any test module because
 `tests/trainer/conftest.py` puts this folder on sys.path.
 """
+import os
+import signal
+import time
+
 import numpy as np
 
 import tensorfleet as tf
+
+
+def fork_child(body):
+    """Runs body(write_fd) in a forked child (exit 0, or 3 if it raised); -> (pid, read_fd). The child never
+    returns into pytest."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 0
+        try:
+            os.close(r)
+            body(w)
+        except BaseException:  # noqa: BLE001 - the parent sees the exit code
+            code = 3
+        finally:
+            os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def wait_child(pid, timeout=120.0) -> int:
+    """The child's wait status; SIGKILLs it and fails if it did not end within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    raise AssertionError(f"child {pid} did not finish in {timeout} s")
 
 
 def run(*fetches, feed=None):

@@ -21,6 +21,7 @@ import pytest
 from tf_bundle_oracle import read_bundle
 
 import tensorfleet as tf
+from helpers import fork_child, wait_child
 from tensorfleet.train import checkpoint_io
 
 V1_DIR = os.path.join(os.path.dirname(__file__), "data", "v1_checkpoint")
@@ -50,35 +51,6 @@ def _restored_value(g, v, saver, prefix) -> float:
         arr = sess.run(v)
     assert arr[0] == arr[-1] and np.all(arr == arr[0]), "a mixed checkpoint"
     return float(arr[0])
-
-
-def _fork(body):
-    """Runs body(write_fd) in a forked child; returns (pid, read_fd). The child never returns into pytest."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        code = 0
-        try:
-            os.close(r)
-            body(w)
-        except BaseException:  # noqa: BLE001
-            code = 3
-        finally:
-            os._exit(code)
-    os.close(w)
-    return pid, r
-
-
-def _wait(pid, timeout=120.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        time.sleep(0.01)
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    raise AssertionError(f"child {pid} did not finish in {timeout} s")
 
 
 def _read_line(fd, timeout=120.0) -> bytes:
@@ -118,13 +90,13 @@ def _kill_during_saves(tmp_path, n, kills):
                     saver.save(sess, prefix)
                     os.write(w, b"%f\n" % (time.perf_counter() - t))
 
-        pid, r = _fork(child)
+        pid, r = fork_child(child)
         try:
             first = float(_read_line(r))  # one save committed: from now on a kill must leave a checkpoint
             save_seconds = first if save_seconds is None else min(save_seconds, first)
             time.sleep(rng.uniform(0.0, 2.5 * save_seconds))  # kill anywhere in the next save or two
             os.kill(pid, signal.SIGKILL)
-            status = _wait(pid)
+            status = wait_child(pid)
             assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, status
         finally:
             os.close(r)
@@ -184,9 +156,9 @@ def test_sigkill_at_every_file_operation_of_a_save(tmp_path):
             os.write(w, b"done\n")
 
         old = _restored_value(g, v, saver, prefix)
-        pid, r = _fork(child)
+        pid, r = fork_child(child)
         try:
-            status = _wait(pid)
+            status = wait_child(pid)
             completed = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
             assert completed or (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL), status
         finally:

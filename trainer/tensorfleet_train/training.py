@@ -170,6 +170,11 @@ class Trainer:
         self.telemetry.target_steps(self.args.steps)
         if self.is_chief and self.checkpoint_dir:
             checkpoints.clear_stale_marker(self.checkpoint_dir, self.args.steps)
+            # the checkpoints an earlier run of this chief listed count against --keep-checkpoints (a restarted
+            # pod deletes the oldest), whether it restores from them or the ps still hold the variables
+            state = tf.train.get_checkpoint_state(self.checkpoint_dir)
+            if state is not None and self.saver is not None:
+                self.saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))
         recoveries = 0
         try:
             while True:

@@ -62,7 +62,7 @@ def _bulk_reply(port, data):
 
 
 def _bulk_get_status(port, token):
-    header = pb.CallHeader(method="WorkerService/GetStatus", message=b"", token=token).SerializeToString()
+    header = wire.request_header("WorkerService/GetStatus", b"", 0, token)   # the token field first
     return _bulk_reply(port, wire.PREFIX.pack(wire.MAGIC, len(header), 0) + header)
 
 

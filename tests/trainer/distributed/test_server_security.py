@@ -131,8 +131,7 @@ def test_garbage_to_every_bulk_method_gets_a_clear_status(secured):
     assert reply.status.code in (errors.INVALID_ARGUMENT, errors.UNAUTHENTICATED)
     for service, methods in SERVICES.items():
         for method in methods + ["Nope"]:
-            header = pb.CallHeader(method=f"{service}/{method}", message=b"\xff\xff\xff", token=TOKEN,
-                                   payload_bytes=5).SerializeToString()
+            header = wire.request_header(f"{service}/{method}", b"\xff\xff\xff", 5, TOKEN)
             reply = _bulk_frame(port, wire.PREFIX.pack(wire.MAGIC, len(header), 5) + header + b"12345")
             expected = errors.UNIMPLEMENTED if method == "Nope" else errors.INVALID_ARGUMENT
             assert reply.status.code == expected, (service, method, reply.status)
@@ -141,8 +140,7 @@ def test_garbage_to_every_bulk_method_gets_a_clear_status(secured):
     # tensors that do not fit their payload are refused
     req = pb.RunGraphRequest(graph_handle="x")
     req.send.add(name="t", dtype=1, offset=0, nbytes=4096).shape.dim.add(size=1024)
-    header = pb.CallHeader(method="WorkerService/RunGraph", message=req.SerializeToString(), token=TOKEN,
-                           payload_bytes=16).SerializeToString()
+    header = wire.request_header("WorkerService/RunGraph", req.SerializeToString(), 16, TOKEN)
     reply = _bulk_frame(port, wire.PREFIX.pack(wire.MAGIC, len(header), 16) + header + bytes(16))
     assert reply.status.code == errors.INVALID_ARGUMENT and "do not fit" in reply.status.message
     assert _status(secured, TOKEN).task == "/job:ps/replica:0/task:0"

@@ -169,13 +169,13 @@ class RpcClient:
         if conn is None:
             conn = self._connect()
         sock, reader = conn
-        header = service_pb2.CallHeader(method=f"{self.service}/{method}", message=request.SerializeToString(),
-                                        payload_bytes=payload_bytes, token=self.token)
+        header = wire.request_header(f"{self.service}/{method}", request.SerializeToString(), payload_bytes,
+                                     self.token)   # the token first: the server checks it before reading more
         # a cancelled call drops its connection: the task sees it close and cancels the call there (caller_watch)
         forget = cancel.on_cancel(partial(_shut, sock)) if cancel is not None else None
         try:
             sock.settimeout(timeout)
-            wire.send_frame(sock, header.SerializeToString(), parts, payload_bytes)
+            wire.send_frame(sock, header, parts, payload_bytes)
             reply, payload = reader.read()
             if reply is None:
                 raise ConnectionResetError("the task closed the connection")

@@ -1,9 +1,12 @@
 """The gRPC side of `tf.train.Server`: one generic handler serving the master and worker services.
 
 Sits between grpc-python and `server._Methods`: `Server._start_grpc` registers a `GrpcHandler`,
-which takes every call as raw bytes, checks the job token (UNAUTHENTICATED otherwise), joins
-streamed chunks (`wire`), dispatches to the method table and maps any error to its gRPC status
-(`rpc_errors`), so a malformed request is answered INVALID_ARGUMENT and the server keeps serving.
+which checks the job token in the call's metadata before anything of its body is read (grpcio asks
+`service()` for a handler once the call's headers arrived; a call without the token gets a handler that
+answers UNAUTHENTICATED without reading a message, so not even a unary body is buffered), takes every
+call as raw bytes, joins streamed chunks (`wire`), dispatches to the method table and maps any error to
+its gRPC status (`rpc_errors`), so a malformed request is answered INVALID_ARGUMENT and the server keeps
+serving. The owners of client state seen over gRPC are pinned (`client_leases.ClientLeases.touch`).
 A streamed call (RunGraph, RunStep) is cancelled when grpcio reports its client gone (`caller_watch`).
 The bulk port (server.py) carries the same calls as raw frames.
 """
@@ -40,18 +43,19 @@ class GrpcHandler(grpc.GenericRpcHandler):
                     self._unary(name), response_serializer=lambda m: m.SerializeToString())
 
     def service(self, handler_call_details):
-        return self._handlers.get(handler_call_details.method)
-
-    def _check_token(self, context) -> None:
-        given = dict(context.invocation_metadata()).get(TOKEN_METADATA, "")
+        handler = self._handlers.get(handler_call_details.method)
+        if handler is None:
+            return None
+        given = dict(handler_call_details.invocation_metadata or ()).get(TOKEN_METADATA, "")
         if not self._server._token_ok(given if isinstance(given, str) else ""):
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong job token")
+            return _REFUSE
+        return handler
 
     def _unary(self, name):
         def handle(raw, context):
-            self._check_token(context)
             try:
-                response, _ = self._server._methods.dispatch(name, raw, None, self._server._limits)
+                response, _ = self._server._methods.dispatch(name, raw, None, self._server._limits, None,
+                                                             self._server._leases.touch)
                 self._server._methods.account(name, raw, None, response, 0)
             except Exception as e:  # noqa: BLE001
                 st = rpc_errors.status_of(e)
@@ -64,13 +68,13 @@ class GrpcHandler(grpc.GenericRpcHandler):
         limits = self._server._limits
 
         def handle(raw_iter, context):
-            self._check_token(context)
             try:
                 chunk_iter = (service_pb2.Chunk.FromString(r) for r in raw_iter)
                 header, payload = wire.join_chunks(chunk_iter, limits, name)
                 # the step is cancelled if the client goes away (its process died, or its deadline passed)
                 cancel = grpc_call_cancel(context)
-                response, tensors = self._server._methods.dispatch(name, header.message, payload, limits, cancel)
+                response, tensors = self._server._methods.dispatch(name, header.message, payload, limits, cancel,
+                                                                   self._server._leases.touch)
                 metas, parts, size = wire.pack(tensors)
                 if metas:
                     _attach(response, metas)
@@ -84,3 +88,11 @@ class GrpcHandler(grpc.GenericRpcHandler):
             yield from wire.chunks(reply, parts, limits.chunk_bytes)
 
         return handle
+
+
+def _refuse(request_iterator, context):
+    """A call without the job token: answered before any of its messages is read."""
+    context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong job token")
+
+
+_REFUSE = grpc.stream_stream_rpc_method_handler(_refuse)

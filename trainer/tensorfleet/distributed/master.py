@@ -68,7 +68,7 @@ class _LocalWorker:
 
     def register(self, sub, soft, log) -> str:
         return self.service.register_graph(sub.graph_def, [p for p, _ in sub.sent + sub.local], sub.fetch,
-                                           sub.targets, soft, log)
+                                           sub.targets, soft, log, owner=(self.task, self.service.incarnation))
 
     def run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None, traces=None) -> dict:
         stats = None if traces is None else StepStats()
@@ -91,10 +91,11 @@ class _LocalWorker:
 class _RemoteWorker:
     """Another task's worker service, through an RpcClient."""
 
-    def __init__(self, client: RpcClient):
+    def __init__(self, client: RpcClient, owner: tuple):
         self.client = client
         self.task = client.task
         self.incarnation = None
+        self.owner = owner   # this master's (task, incarnation): its registrations there are its own
 
     def status(self):
         resp, _ = self.client.call("GetStatus", service_pb2.GetStatusRequest(), service_pb2.GetStatusResponse)
@@ -108,7 +109,8 @@ class _RemoteWorker:
     def register(self, sub, soft, log) -> str:
         req = service_pb2.RegisterGraphRequest(graph_def=sub.graph_def, feed=[p for p, _ in sub.sent + sub.local],
                                                fetch=sub.fetch, target=sub.targets, allow_soft_placement=soft,
-                                               log_device_placement=log)
+                                               log_device_placement=log, master_task=self.owner[0],
+                                               master_incarnation=self.owner[1])
         resp, _ = self.client.call("RegisterGraph", req, service_pb2.RegisterGraphResponse)
         return resp.graph_handle
 
@@ -196,7 +198,8 @@ class Master:
                     handle = _LocalWorker(self._server.worker_service)
                 else:
                     handle = _RemoteWorker(RpcClient(address, "WorkerService", task_name, limits=self._server.limits,
-                                                     timeouts=self.timeouts))
+                                                     timeouts=self.timeouts),
+                                           (_task_name(self.job, self.task), self._server.worker_service.incarnation))
                 self._workers[task_name] = handle
             return handle
 

@@ -1,18 +1,17 @@
 """One TCP port per server: gRPC and the bulk frames share the cluster spec's port.
 
-Used by `server.Server` (single-port mode, the default without TLS): the server binds one TCP
-listener on its task's address; each accepted connection is sniffed by its first bytes.
-The HTTP/2 client preface (`PRI * HTTP/2.0...`, what every gRPC client sends first) means a
-gRPC connection: its bytes are pumped both ways to the server's internal grpcio server, which
-listens on a private Unix socket (`InternalGrpcSocket`). Anything else is the bulk
-protocol (`wire` frames start with `TFB1`; garbage is answered INVALID_ARGUMENT there), served
-as on the old separate bulk port. So a pod needs only its declared port (2222).
+Used by `conn_loop.ConnectionLoop` (single-port mode, the default): the server binds one TCP listener
+on its task's address; each accepted connection is told apart by its first bytes (`classify`). The
+HTTP/2 client preface (`PRI * HTTP/2.0...`, what every gRPC client sends first) means a gRPC
+connection: its bytes are pumped both ways to the server's internal grpcio server, which listens on a
+private Unix socket (`InternalGrpcSocket`), by a `GrpcPump` that the connection loop drives (no thread
+per connection). Anything else is the bulk protocol (`wire` frames start with `TFB1`; other bytes are
+answered INVALID_ARGUMENT). So a pod needs only its declared port (2222).
 
-Under TLS both kinds open with a ClientHello, so the server terminates TLS here (`accept_tls`) and
-tells them apart by the ALPN protocol the client offered (`tls.GRPC_ALPN` or `tls.BULK_ALPN`); a gRPC
-connection's decrypted bytes are pumped to the internal grpcio server by one thread that alone owns
-the TLS object (`proxy_tls`). `TENSORFLEET_SINGLE_PORT=0` restores the two-port mode (gRPC on the spec
-port, bulk on an ephemeral port).
+Under TLS both kinds open with a ClientHello, so the loop terminates TLS itself and tells them apart by
+the ALPN protocol the client offered (`tls.GRPC_ALPN` or `tls.BULK_ALPN`); the pump then moves the
+decrypted bytes (the loop's thread is the only one using that TLS object). `TENSORFLEET_SINGLE_PORT=0`
+restores the two-port mode (gRPC on the spec port, bulk on an ephemeral port).
 """
 from __future__ import annotations
 
@@ -23,18 +22,16 @@ import socket
 import ssl
 import sys
 import tempfile
-import threading
 import time
+from typing import Optional
 
 SINGLE_PORT_ENV = "TENSORFLEET_SINGLE_PORT"
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-_SNIFF = HTTP2_PREFACE[:4]
-#: how long a new connection may take to send its first bytes before it is dropped
-SNIFF_SECONDS = 10.0
-#: how long a started HTTP/2 preface may take to reach 4 bytes (clients send it in one write; a peer that
-#: sends "PR" and stops, or closes, is dropped after this rather than after SNIFF_SECONDS)
-PARTIAL_PREFACE_SECONDS = 1.0
-_PUMP_BYTES = 256 << 10
+#: bytes enough to tell the HTTP/2 preface from a bulk frame (whose magic is 4 bytes too)
+SNIFF_BYTES = 4
+_GRPC_START = HTTP2_PREFACE[:SNIFF_BYTES]
+#: the most bytes a pump holds for one direction of one connection (the other side is slow to take them)
+PUMP_BUFFER_BYTES = 256 << 10
 
 
 def single_port_enabled() -> bool:
@@ -83,186 +80,93 @@ class InternalGrpcSocket:
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def sniff(conn: socket.socket) -> bytes:
-    """Up to 4 first bytes of `conn`, left unread (MSG_PEEK); fewer when the peer closed or stayed silent
-    for `SNIFF_SECONDS` (or `PARTIAL_PREFACE_SECONDS` once it began the preface). Stops early once they
-    cannot start the HTTP/2 preface."""
-    deadline = time.monotonic() + SNIFF_SECONDS
-    seen = b""
-    try:
-        while len(seen) < 4:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            conn.settimeout(left)
-            seen = conn.recv(4, socket.MSG_PEEK)
-            if not seen or not _SNIFF.startswith(seen):
-                break
-            if len(seen) < 4:  # a partial preface: wait (briefly) for the rest
-                deadline = min(deadline, time.monotonic() + PARTIAL_PREFACE_SECONDS)
-                time.sleep(0.001)
-    except (OSError, ValueError):
-        pass
-    finally:
+def classify(first: bytes, bulk_magic: bytes) -> str:
+    """A connection's first bytes (at most SNIFF_BYTES) -> "grpc", "bulk", "more" (a prefix of either:
+    wait for more) or "bad"."""
+    if first == _GRPC_START:
+        return "grpc"
+    if len(first) >= SNIFF_BYTES:
+        return "bulk" if first[:SNIFF_BYTES] == bulk_magic[:SNIFF_BYTES] else "bad"
+    if _GRPC_START.startswith(first) or bulk_magic.startswith(first):
+        return "more"
+    return "bad"
+
+
+class _End:
+    """One side of a pump: a non-blocking plain or TLS socket; `wait` collects the selector events a
+    blocked recv or send needs (TLS may need the socket writable to read, and readable to write)."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.wait = 0
+
+    def recv_into(self, view: memoryview) -> Optional[int]:
+        """Bytes read (0: the peer closed), or None when it would block."""
         try:
-            conn.settimeout(None)
-        except OSError:
-            pass
-    return seen
-
-
-def is_grpc(first: bytes) -> bool:
-    return first == _SNIFF
-
-
-def proxy(conn: socket.socket, unix_path: str, connect_seconds: float = 5.0) -> None:
-    """Pumps `conn` <-> the internal grpc server's Unix socket until either side closes (runs in the
-    connection's thread; the other direction gets its own thread)."""
-    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        upstream.settimeout(connect_seconds)
-        upstream.connect(unix_path)
-        upstream.settimeout(None)
-    except OSError:
-        upstream.close()
-        return
-    back = threading.Thread(target=_pump, args=(upstream, conn), name="tf-grpc-pump", daemon=True)
-    back.start()
-    _pump(conn, upstream)
-    back.join(timeout=5.0)
-    upstream.close()
-
-
-def _pump(src: socket.socket, dst: socket.socket) -> None:
-    buf = bytearray(_PUMP_BYTES)
-    view = memoryview(buf)
-    try:
-        while True:
-            n = src.recv_into(buf)
-            if not n:
-                break
-            dst.sendall(view[:n])
-    except OSError:
-        pass
-    for s in (dst, src):  # either side gone: end both directions
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
-def accept_tls(conn: socket.socket, context: ssl.SSLContext) -> ssl.SSLSocket:
-    """The server side of the TLS handshake on an accepted connection, bounded by `SNIFF_SECONDS`
-    (a silent or plaintext peer fails with OSError/ValueError instead of holding a thread)."""
-    conn.settimeout(SNIFF_SECONDS)
-    tls_conn = context.wrap_socket(conn, server_side=True)
-    tls_conn.settimeout(None)
-    return tls_conn
-
-
-def proxy_tls(conn: ssl.SSLSocket, unix_path: str, connect_seconds: float = 5.0) -> None:
-    """`proxy` for a TLS connection: decrypted bytes <-> the internal grpc server's Unix socket until
-    either side closes. One thread does both directions (OpenSSL objects must not be used by two
-    threads at once), with non-blocking sockets and a selector."""
-    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        upstream.settimeout(connect_seconds)
-        upstream.connect(unix_path)
-        _TlsPump(conn, upstream).run()
-    except OSError:
-        pass
-    finally:
-        upstream.close()
-
-
-class _TlsPump:
-    """Moves bytes TLS -> `down` -> plain and plain -> `up` -> TLS, each buffer at most `_PUMP_BYTES`;
-    sleeps in select() only on the sockets whose last try would block, for the event that unblocks it."""
-
-    def __init__(self, tls: ssl.SSLSocket, plain: socket.socket):
-        self.tls, self.plain = tls, plain
-        self.down, self.up = bytearray(), bytearray()
-        self.tls_wait = 0    # what the TLS socket must become for a blocked TLS read or write to go on
-        self.plain_wait = 0
-
-    def run(self) -> None:
-        self.tls.setblocking(False)
-        self.plain.setblocking(False)
-        with selectors.DefaultSelector() as sel:
-            while self._move_until_blocked():
-                for sock, events in ((self.tls, self.tls_wait), (self.plain, self.plain_wait)):
-                    _want(sel, sock, events)
-                sel.select()
-
-    def _move_until_blocked(self) -> bool:
-        """False once either side closed (what is buffered for the other side is sent first)."""
-        moved = True
-        while moved:
-            self.tls_wait = self.plain_wait = 0
-            moved = False
-            if len(self.down) < _PUMP_BYTES:
-                data = self._tls_io(self.tls.recv, _PUMP_BYTES)
-                if data == b"":
-                    return self._flush(self.plain, self.down)
-                if data:
-                    self.down += data
-                    moved = True
-            if self.down:
-                moved |= self._plain_send()
-            if len(self.up) < _PUMP_BYTES:
-                try:
-                    data = self.plain.recv(_PUMP_BYTES)
-                except BlockingIOError:
-                    self.plain_wait |= selectors.EVENT_READ
-                else:
-                    if not data:
-                        return self._flush(self.tls, self.up)
-                    self.up += data
-                    moved = True
-            if self.up:
-                sent = self._tls_io(self.tls.send, self.up)
-                if sent:
-                    del self.up[:sent]
-                    moved = True
-        return True
-
-    def _tls_io(self, op, arg):
-        """op(arg), or None when TLS needs the socket readable/writable first (recorded in `tls_wait`)."""
-        try:
-            return op(arg)
-        except ssl.SSLWantReadError:
-            self.tls_wait |= selectors.EVENT_READ
+            return self.sock.recv_into(view)
+        except (BlockingIOError, ssl.SSLWantReadError):
+            self.wait |= selectors.EVENT_READ
         except ssl.SSLWantWriteError:
-            self.tls_wait |= selectors.EVENT_WRITE
+            self.wait |= selectors.EVENT_WRITE
         return None
 
-    def _plain_send(self) -> bool:
+    def send(self, data) -> int:
+        """Bytes sent (0 when it would block)."""
         try:
-            sent = self.plain.send(self.down)
-        except BlockingIOError:
+            sent = self.sock.send(data)
+        except (BlockingIOError, ssl.SSLWantWriteError):
             sent = 0
+        except ssl.SSLWantReadError:
+            self.wait |= selectors.EVENT_READ
+            return 0
         if not sent:
-            self.plain_wait |= selectors.EVENT_WRITE
-            return False
-        del self.down[:sent]
+            self.wait |= selectors.EVENT_WRITE
+        return sent
+
+
+class GrpcPump:
+    """Moves one gRPC connection's bytes client -> internal grpcio server (`upstream`) and back, non-blocking,
+    each direction holding at most PUMP_BUFFER_BYTES. `move()` runs until both directions would block and says
+    whether the pump goes on; then `events()` are what each socket must become for it to go on. `first` are
+    bytes already read from the client (its sniffed preface)."""
+
+    def __init__(self, client: socket.socket, upstream: socket.socket, first: bytes, scratch: memoryview):
+        self.client, self.upstream = _End(client), _End(upstream)
+        self.down = bytearray(first)   # client -> upstream
+        self.up = bytearray()          # upstream -> client
+        self._scratch = scratch        # the loop's read buffer, shared by its pumps (one thread)
+        self.last_active = time.monotonic()
+
+    def move(self) -> bool:
+        """False once either side closed or failed (what was pending for the other side is dropped: gRPC
+        cannot use half a connection)."""
+        moved = True
+        while moved:
+            self.client.wait = self.upstream.wait = 0
+            moved = False
+            for src, dst, pending in ((self.client, self.upstream, self.down), (self.upstream, self.client, self.up)):
+                if pending:
+                    sent = dst.send(pending)
+                    if sent:
+                        del pending[:sent]
+                        moved = True
+                if len(pending) >= PUMP_BUFFER_BYTES:
+                    continue
+                view = self._scratch[:PUMP_BUFFER_BYTES - len(pending)]
+                n = src.recv_into(view)
+                if n is None:
+                    continue
+                if n == 0:
+                    return False
+                moved = True
+                data = view[:n]
+                if not pending:   # the common case: straight through, no copy kept
+                    sent = dst.send(data)
+                    data = data[sent:]
+                pending += data
+        self.last_active = time.monotonic()
         return True
 
-    @staticmethod
-    def _flush(sock: socket.socket, pending: bytearray) -> bool:
-        if pending:
-            try:
-                sock.settimeout(1.0)
-                sock.sendall(pending)
-            except (OSError, ValueError):
-                pass
-        return False
-
-
-def _want(sel: selectors.BaseSelector, sock: socket.socket, events: int) -> None:
-    registered = sock in sel.get_map()
-    if events and registered:
-        sel.modify(sock, events)
-    elif events:
-        sel.register(sock, events)
-    elif registered:
-        sel.unregister(sock)
+    def events(self) -> tuple:
+        """(client events, upstream events) to wait for."""
+        return self.client.wait, self.upstream.wait

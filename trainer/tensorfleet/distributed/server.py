@@ -17,8 +17,10 @@ GetStatus advertises it (`TENSORFLEET_BULK=0` turns it off). Under TLS the serve
 TLS itself and tells the two apart by ALPN. With `TENSORFLEET_SINGLE_PORT=0` grpcio listens on
 the spec's port itself and the bulk path on an ephemeral port. Clients fall back to gRPC when
 the bulk path is off or unreachable.
-Malformed, oversize or unknown calls get a clear status and the server keeps serving.
-A step (RunGraph, RunStep) whose caller goes away is cancelled (`caller_watch`).
+Every connection but grpcio's own is held by one `conn_loop.ConnectionLoop` (bounded in number and
+in unauthenticated and idle time) until it has an authenticated request, which `bulk_calls.BulkCalls`
+serves in a worker thread. Malformed, oversize or unknown calls get a clear status and the server
+keeps serving. A step (RunGraph, RunStep) whose caller goes away is cancelled (`caller_watch`).
 The method table is `service_methods.Methods`, the gRPC handler `grpc_handler.GrpcHandler`.
 """
 from __future__ import annotations
@@ -28,7 +30,6 @@ import ipaddress
 import logging
 import os
 import socket
-import ssl
 import sys
 import threading
 import time
@@ -36,26 +37,27 @@ from concurrent import futures
 from typing import Optional
 
 import grpc
-from google.protobuf.message import DecodeError
 
 from .. import errors
 from ..config import ConfigProto
-from . import one_port, rpc_errors, shutdown, wire
+from . import one_port, shutdown, wire
+from .bulk_calls import BulkCalls
+from .caller_watch import ConnectionWatch
+from .client import TOKEN_ENV, Timeouts, job_token, split_address
+from .client_leases import ClientLeases
 from .ps_lifetime import PsLifetime
-from .caller_watch import ConnectionWatch, probe_idle_peer
-from .client import TOKEN_ENV, Timeouts, _attach, job_token, split_address
 from .cluster import ClusterSpec, server_def_parts
+from .conn_limits import ConnectionLimits
+from .conn_loop import ConnectionLoop
 from .grpc_handler import GrpcHandler
 from .master import Master
-from .protos import cluster_pb2, service_pb2
+from .protos import cluster_pb2
 from .service_methods import Methods
-from .tls import GRPC_ALPN, tls_from_env
+from .tls import tls_from_env
 from .worker import WorkerService
 
 logger = logging.getLogger("tensorfleet.distributed")
 _LOCAL_SERVERS: dict = {}  # port -> Server started in this process
-#: open bulk/local connections a server accepts at once (each is served by its own thread)
-MAX_BULK_CONNECTIONS = 512
 _LOCAL_LOCK = threading.Lock()
 
 
@@ -111,12 +113,15 @@ class Server:
         self._local_name = ""
         self._shared_sock: Optional[socket.socket] = None  # single-port mode: gRPC and bulk (one_port.py)
         self._grpc_unix: Optional[one_port.InternalGrpcSocket] = None
-        self._conns: set = set()
+        self._connections: Optional[ConnectionLoop] = None   # every connection not grpcio's own (conn_loop.py)
+        self.connection_limits = ConnectionLimits()
         self._caller_watch = ConnectionWatch(f"{job_name}-{task_index}")
         self._worker = WorkerService(job_name, task_index, config)
         self._master = Master(self)
         self._methods = Methods(self._worker, self._master, lambda: (self._bulk_port, self._local_name),
                                  self._shutdown_requested)
+        self._leases = ClientLeases(self.task_name, self._worker, self._master)   # dead clients' state
+        self._methods.forget = self._leases.forget
         self.exit_code: Optional[int] = None
         self.shutdown_reason = ""
         #: set when this task learns that the cluster's training finished (shutdown.py)
@@ -219,11 +224,9 @@ class Server:
             self._grpc.stop(grace=0.5)
         if self._grpc_unix is not None:
             self._grpc_unix.remove()
-        for listener in (self._shared_sock, self._bulk_sock, self._local_sock):
-            if listener is not None:
-                _close(listener)
-        for c in list(self._conns):
-            _close(c)
+        if self._connections is not None:
+            self._connections.close()   # its listeners and every connection
+        self._leases.close()
         self._caller_watch.close()
         self._master.close()
         self._worker.close()
@@ -287,11 +290,12 @@ class Server:
             self._grpc_unix.remove()
             raise
         self._shared_sock = sock
+        loop = self._connection_loop(self._grpc_unix.path)
+        loop.add_listener(sock, shared=True)
         if self._bulk_enabled():
             self._bulk_port = self._port
             self._start_local()
-        threading.Thread(target=self._accept_loop, args=(sock,), name=f"tf-accept-{self._port}",
-                         daemon=True).start()
+        loop.start()
 
     def _start_grpc(self, internal_address: str = "") -> None:
         opts = [("grpc.max_send_message_length", self._limits.grpc_message_bytes),
@@ -333,9 +337,21 @@ class Server:
         sock.listen(128)
         self._bulk_sock = sock
         self._bulk_port = sock.getsockname()[1]
-        threading.Thread(target=self._accept_loop, args=(sock,), name=f"tf-bulk-accept-{self._port}",
-                         daemon=True).start()
+        loop = self._connection_loop("")
+        loop.add_listener(sock, shared=False)
         self._start_local()
+        loop.start()
+
+    def _connection_loop(self, grpc_path: str) -> ConnectionLoop:
+        """The loop that holds this server's connections (`grpc_path`: the internal grpcio server's socket, in
+        single-port mode); bulk requests go to a `BulkCalls` unless the bulk path is off."""
+        heads = wire.RequestHeads(self._token, self._limits)
+        name = f"{self._job}-{self._task}"
+        bulk = BulkCalls(name, self._methods, self._limits, heads, self._caller_watch,
+                         self.connection_limits.linger_seconds, self._leases.bind) if self._bulk_enabled() else None
+        self._connections = ConnectionLoop(name, self.connection_limits, heads, bulk.submit if bulk else None,
+                                           grpc_path, self._tls_context, self._leases.connection_closed)
+        return self._connections
 
     def _start_local(self) -> None:
         if sys.platform.startswith("linux") and os.environ.get("TENSORFLEET_LOCAL_SOCKET", "1") != "0" \
@@ -346,123 +362,11 @@ class Server:
             local.bind("\0" + name)
             local.listen(128)
             self._local_sock, self._local_name = local, name
-            threading.Thread(target=self._accept_loop, args=(local,), name=f"tf-local-accept-{self._port}",
-                             daemon=True).start()
-
-    def _accept_loop(self, listener: socket.socket) -> None:
-        while not self._stopped.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            if len(self._conns) >= MAX_BULK_CONNECTIONS:  # bounded: one thread per connection
-                _send_status(conn, errors.RESOURCE_EXHAUSTED, f"more than {MAX_BULK_CONNECTIONS} connections")
-                _close(conn)
-                continue
-            if conn.family != socket.AF_UNIX:
-                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                probe_idle_peer(conn)   # a vanished client host ends its step too (caller_watch)
-            self._conns.add(conn)
-            threading.Thread(target=self._serve_bulk, args=(conn, listener is self._shared_sock),
-                             name="tf-bulk-conn", daemon=True).start()
+            assert self._connections is not None
+            self._connections.add_listener(local, shared=False)
 
     def _token_ok(self, given: str) -> bool:
         return not self._token or hmac.compare_digest(given.encode(), self._token.encode())
-
-    def _serve_bulk(self, conn: socket.socket, shared: bool = False) -> None:
-        if self._tls_context is not None and conn.family != socket.AF_UNIX:
-            try:
-                tls_conn = one_port.accept_tls(conn, self._tls_context)
-            except (OSError, ValueError):
-                self._conns.discard(conn)
-                _close(conn)
-                return
-            self._conns.discard(conn)
-            self._conns.add(tls_conn)
-            conn = tls_conn
-        if shared and self._serve_grpc_connection(conn):
-            return
-        reader = wire.FrameReader(conn, self._limits)
-        try:
-            while not self._stopped.is_set():
-                try:
-                    raw, payload = reader.read()
-                except wire.FrameError as e:
-                    _send_status(conn, e.code, str(e))
-                    return
-                if raw is None:
-                    return
-                if not self._answer(conn, raw, payload):
-                    return
-        except OSError:
-            pass
-        finally:
-            self._conns.discard(conn)
-            _close(conn)
-
-    def _serve_grpc_connection(self, conn: socket.socket) -> bool:
-        """On the spec's port in single-port mode: pumps a gRPC connection (the HTTP/2 preface, or ALPN `h2`
-        under TLS) to grpcio and returns True; closes a silent one; False for a bulk connection."""
-        tls = isinstance(conn, ssl.SSLSocket)
-        if tls:
-            kind = "grpc" if conn.selected_alpn_protocol() == GRPC_ALPN else "bulk"
-        else:
-            first = one_port.sniff(conn)
-            kind = "grpc" if one_port.is_grpc(first) else "bulk" if first else "silent"
-        if kind == "bulk" and self._bulk_enabled():
-            return False
-        try:
-            if kind == "grpc" and self._grpc_unix is not None:
-                (one_port.proxy_tls if tls else one_port.proxy)(conn, self._grpc_unix.path)
-        finally:
-            self._conns.discard(conn)
-            _close(conn)
-        return True
-
-    def _answer(self, conn: socket.socket, raw: bytes, payload) -> bool:
-        """Serves one bulk call; False closes the connection."""
-        try:
-            header = service_pb2.CallHeader.FromString(raw)
-        except DecodeError:
-            _send_status(conn, errors.INVALID_ARGUMENT, "malformed CallHeader")
-            return False
-        if not self._token_ok(header.token):
-            _send_status(conn, errors.UNAUTHENTICATED, "missing or wrong job token")
-            return False
-        try:
-            if header.method in self._methods.streaming:   # a step: cancelled if the caller goes away meanwhile
-                with self._caller_watch.watching(conn) as cancel:
-                    response, tensors = self._methods.dispatch(header.method, header.message, payload, self._limits,
-                                                               cancel)
-            else:
-                response, tensors = self._methods.dispatch(header.method, header.message, payload, self._limits)
-            metas, parts, size = wire.pack(tensors)
-            if metas:
-                _attach(response, metas)
-            self._methods.account(header.method, header.message, payload, response, size)
-        except Exception as e:  # noqa: BLE001 - every failure is reported to the caller as a status
-            st = rpc_errors.status_of(e)
-            _send_status(conn, st.code, st.message)
-            return True
-        reply = service_pb2.CallHeader(message=response.SerializeToString(), payload_bytes=size)
-        wire.send_frame(conn, reply.SerializeToString(), parts, size)
-        return True
-
-
-def _send_status(conn: socket.socket, code: int, message: str) -> None:
-    reply = service_pb2.CallHeader(status=service_pb2.Status(code=code, message=message))
-    try:
-        wire.send_frame(conn, reply.SerializeToString(), [], 0)
-    except OSError:
-        pass
-
-
-def _close(sock: socket.socket) -> None:
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
-    sock.close()
 
 
 def local_server_for(target: str) -> Optional[Server]:

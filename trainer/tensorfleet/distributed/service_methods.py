@@ -4,12 +4,15 @@
 and the bulk/single-port connection threads in `server` call `dispatch(method, request bytes,
 payload, limits, cancel)`, which decodes the typed request, unpacks the tensors (`wire`) and runs the call;
 every failure is a tf.errors exception that the transport turns into a status. RunGraph and RunStep
-get the transport's `caller_watch.CallCancel`: their steps end when the caller goes away.
+get the transport's `caller_watch.CallCancel`: their steps end when the caller goes away. A served call
+that keeps a client's state (its registered graphs, its master session) names that state's owner to
+the transport's `bind` (`client_leases`).
 """
 from __future__ import annotations
 
 import threading
 import time
+from typing import Optional
 
 from google.protobuf.message import DecodeError
 
@@ -19,6 +22,12 @@ from .client import _metas_of, payload_nbytes
 from .master import Master
 from .protos import service_pb2
 from .worker import WorkerService
+
+
+#: the calls that keep a client's state, and how they name its owner (`Methods._owner`)
+_OWNER_OF = {"WorkerService/RegisterGraph": "registering", "WorkerService/RunGraph": "graph",
+             "MasterService/CreateSession": "new session", "MasterService/RunStep": "session",
+             "MasterService/ExtendSession": "session", "MasterService/ListDevices": "session"}
 
 
 def _after(fn, args: tuple, response):
@@ -37,7 +46,8 @@ class Methods:
             f"{W}/GetStatus": (pb.GetStatusRequest, lambda r, t: (self._status(bulk_port_fn()), [])),
             f"{W}/RegisterGraph": (pb.RegisterGraphRequest, lambda r, t: (pb.RegisterGraphResponse(
                 graph_handle=worker.register_graph(r.graph_def, r.feed, r.fetch, r.target, r.allow_soft_placement,
-                                                   r.log_device_placement)), [])),
+                                                   r.log_device_placement, (r.master_task, r.master_incarnation))),
+                [])),
             f"{W}/DeregisterGraph": (pb.DeregisterGraphRequest, lambda r, t: _after(
                 worker.deregister_graph, (r.graph_handle,), pb.DeregisterGraphResponse())),
             f"{W}/RunGraph": (pb.RunGraphRequest, self._run_graph),
@@ -53,18 +63,25 @@ class Methods:
                 master.extend_session, (r.session_handle, r.graph_def), pb.ExtendSessionResponse())),
             f"{M}/RunStep": (pb.RunStepRequest, self._run_step),
             f"{M}/CloseSession": (pb.CloseSessionRequest, lambda r, t: _after(
-                master.close_session, (r.session_handle,), pb.CloseSessionResponse())),
+                self._close_session, (r.session_handle,), pb.CloseSessionResponse())),
             f"{M}/ListDevices": (pb.ListDevicesRequest, lambda r, t: (self._devices(master, r.session_handle), [])),
             f"{M}/Reset": (pb.ResetRequest, lambda r, t: _after(
                 master.reset, (list(r.container),), pb.ResetResponse())),
         }
         self.worker, self.master = worker, master
+        #: called with ("session", handle) once a client closed its session (client_leases.forget)
+        self.forget = None
         self.streaming = {f"{W}/RunGraph", f"{M}/RunStep"}
         #: time.monotonic() of the last call started or finished, and how many are being served (an idle
         #: ps exits after a timeout: shutdown.py)
         self.last_call = time.monotonic()
         self.in_flight = 0
         self._count_lock = threading.Lock()
+
+    def _close_session(self, handle: str) -> None:
+        self.master.close_session(handle)
+        if self.forget is not None:
+            self.forget(("session", handle))
 
     def _status(self, endpoints: tuple):
         bulk_port, local_socket = endpoints
@@ -94,19 +111,21 @@ class Methods:
             resp.device.add(name=name, device_type=dtype, memory_limit=mem)
         return resp
 
-    def dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits, cancel=None) -> tuple:
+    def dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits, cancel=None,
+                 bind=None) -> tuple:
         """-> (response message, [(name, array)]); raises tf.errors for every failure. `cancel` (a
-        `caller_watch.CallCancel`, for the `streaming` methods, which run steps): fires when the caller goes away."""
+        `caller_watch.CallCancel`, for the `streaming` methods, which run steps): fires when the caller goes away.
+        `bind(owner)`: called after a call that keeps the state of `owner` (`client_leases`)."""
         with self._count_lock:
             self.in_flight += 1
         try:
-            return self._dispatch(method, request_bytes, payload, limits, cancel)
+            return self._dispatch(method, request_bytes, payload, limits, cancel, bind)
         finally:
             with self._count_lock:
                 self.in_flight -= 1
                 self.last_call = time.monotonic()
 
-    def _dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits, cancel) -> tuple:
+    def _dispatch(self, method: str, request_bytes: bytes, payload, limits: wire.Limits, cancel, bind) -> tuple:
         entry = self.table.get(method)
         if entry is None:
             raise errors.UnimplementedError(None, None, f"Unknown method {method!r}")
@@ -117,8 +136,25 @@ class Methods:
             raise errors.InvalidArgumentError(None, None, f"{method}: malformed {req_type.__name__}: {e}") from None
         tensors = wire.unpack(_metas_of(request), payload, limits, method) if payload is not None else []
         if cancel is not None and method in self.streaming:
-            return fn(request, tensors, cancel)
-        return fn(request, tensors)
+            out = fn(request, tensors, cancel)
+        else:
+            out = fn(request, tensors)
+        if bind is not None:
+            owner = self._owner(method, request, out[0])
+            if owner is not None:
+                bind(owner)
+        return out
+
+    def _owner(self, method: str, request, response) -> Optional[tuple]:
+        """Whose state the call kept: ("master", task, incarnation) or ("session", handle); None: nobody's."""
+        kind = _OWNER_OF.get(method)
+        if kind is None:
+            return None
+        if kind == "graph":
+            return self.worker.lease_of(request.graph_handle)
+        if kind == "registering":
+            return ("master", request.master_task, request.master_incarnation) if request.master_task else None
+        return ("session", (response if kind == "new session" else request).session_handle)
 
     @staticmethod
     def account(method: str, request_bytes: bytes, payload, response, payload_bytes: int) -> None:

@@ -11,13 +11,17 @@ and the payload before it makes (zero-copy) numpy views of the received buffer.
   a tensor of any size (1 GiB included) streams under a bounded message size.
 - bulk (raw TCP / Unix socket): one frame = 16-byte prefix (magic, header length,
   payload length) + header + payload, written with `sendmsg` from the arrays'
-  own memory and read with `recv_into` into one preallocated buffer.
+  own memory and read with `recv_into` into one preallocated buffer. A request's
+  header starts with the job token's field (`request_header`), so a server checks
+  the token from the frame's first bytes (`RequestHeads`) before it reads, or
+  allocates, anything the frame announces.
 
 Limits (`Limits`, configurable per server and client, defaults documented there):
 the header size, the payload size of one call and the number of tensors.
 """
 from __future__ import annotations
 
+import hmac
 import math
 import os
 import socket
@@ -231,6 +235,14 @@ class FrameError(Exception):
         self.code = code
 
 
+class Idle(Exception):
+    """No frame began within the socket's receive timeout (SO_RCVTIMEO; see `FrameReader`)."""
+
+
+#: what a blocking recv raises once a socket's SO_RCVTIMEO passed (plain: EAGAIN; TLS: OpenSSL's want-read)
+_RECV_TIMEOUT = (BlockingIOError, ssl.SSLWantReadError)
+
+
 def send_frame(sock: socket.socket, header: bytes, parts: list, payload_bytes: int) -> None:
     buffers = [PREFIX.pack(MAGIC, len(header), payload_bytes), header] + parts
     total = sum(len(b) if not isinstance(b, memoryview) else b.nbytes for b in buffers)
@@ -248,9 +260,67 @@ def send_frame(sock: socket.socket, header: bytes, parts: list, payload_bytes: i
         skip = 0
 
 
+def token_field(token: str) -> bytes:
+    """The CallHeader `token` field alone, serialized (b"" without a token)."""
+    return service_pb2.CallHeader(token=token).SerializeToString() if token else b""
+
+
+def request_header(method: str, message: bytes, payload_bytes: int, token: str) -> bytes:
+    """A bulk request's CallHeader, serialized with the token field first (protobuf merges concatenated
+    messages, so it parses as one CallHeader): the server authenticates the frame from its first bytes."""
+    rest = service_pb2.CallHeader(method=method, message=message, payload_bytes=payload_bytes)
+    return token_field(token) + rest.SerializeToString()
+
+
+class RequestHeads:
+    """How a server checks a bulk request before reading it: the frame's head is the 16-byte prefix plus
+    the header's first `len(token_field(token))` bytes, which must be exactly the job token's field. The
+    prefix's sizes are checked against the limits first, so nothing the frame announces is read or allocated
+    for a peer without the token."""
+
+    def __init__(self, token: str, limits: Limits):
+        self.field = token_field(token)
+        self.size = PREFIX.size + len(self.field)
+        self.limits = limits
+
+    def sizes(self, prefix) -> tuple:
+        """The prefix (its first 16 bytes) -> (header bytes, payload bytes); FrameError when it is not a frame,
+        announces more than the limits, or a header too short to hold the token."""
+        magic, header_len, payload_len = PREFIX.unpack_from(prefix, 0)
+        _check_prefix(magic, header_len, payload_len, self.limits)
+        if header_len < len(self.field):
+            raise FrameError(errors.UNAUTHENTICATED, "missing or wrong job token")
+        return header_len, payload_len
+
+    def check_token(self, head) -> None:
+        """FrameError(UNAUTHENTICATED) unless the head's header bytes are the token's field."""
+        if not hmac.compare_digest(head[PREFIX.size:self.size], self.field):
+            raise FrameError(errors.UNAUTHENTICATED, "missing or wrong job token")
+
+
+def _check_prefix(magic: bytes, header_len: int, payload_len: int, limits: Limits) -> None:
+    if magic != MAGIC:
+        raise FrameError(errors.INVALID_ARGUMENT, "not a Tensorfleet bulk frame (bad magic)")
+    if header_len > limits.header_bytes:
+        raise FrameError(errors.RESOURCE_EXHAUSTED, f"header of {header_len} bytes exceeds the limit "
+                                                    f"{limits.header_bytes}")
+    if payload_len > limits.payload_bytes:
+        raise FrameError(errors.RESOURCE_EXHAUSTED, f"payload of {payload_len} bytes exceeds the limit "
+                                                    f"{limits.payload_bytes}")
+
+
+def status_frame(code: int, message: str) -> bytes:
+    """A whole reply frame carrying only a status."""
+    header = service_pb2.CallHeader(status=service_pb2.Status(code=code, message=message)).SerializeToString()
+    return PREFIX.pack(MAGIC, len(header), 0) + header
+
+
 def _recv_exact(sock: socket.socket, view: memoryview) -> None:
     while len(view):
-        n = sock.recv_into(view)
+        try:
+            n = sock.recv_into(view)
+        except _RECV_TIMEOUT:   # a receive timeout inside a frame: keep reading
+            continue
         if n == 0:
             raise ConnectionResetError("connection closed mid-frame")
         view = view[n:]
@@ -291,7 +361,10 @@ class BufferPool:
 
 
 class FrameReader:
-    """Reads frames from one socket: small frames with one recv, large payloads into pooled buffers."""
+    """Reads frames from one socket: small frames with one recv, large payloads into pooled buffers.
+    A peer that closes between frames is EOFError; one that closes inside a frame ConnectionResetError.
+    On a blocking socket with a receive timeout (SO_RCVTIMEO, set by the server's `bulk_calls`), a frame
+    that does not begin within it is `Idle`; inside a frame the timeout only makes the read go on."""
 
     def __init__(self, sock: socket.socket, limits: Limits, pool: Optional[BufferPool] = None):
         self.sock, self.limits = sock, limits
@@ -299,8 +372,12 @@ class FrameReader:
         self._buf = bytearray(1 << 16)
         self._start = self._end = 0
 
-    def _fill(self, need: int) -> None:
-        """Ensures `need` buffered bytes from _start (need <= buffer size)."""
+    def buffered(self) -> int:
+        """Bytes received but not consumed yet."""
+        return self._end - self._start
+
+    def _fill(self, need: int, boundary: bool = False) -> None:
+        """Ensures `need` buffered bytes from _start (need <= buffer size); `boundary`: at a frame's start."""
         if self._end - self._start >= need:
             return
         if self._start:
@@ -309,10 +386,15 @@ class FrameReader:
             self._start, self._end = 0, rest
         view = memoryview(self._buf)
         while self._end - self._start < need:
-            n = self.sock.recv_into(view[self._end:])
+            try:
+                n = self.sock.recv_into(view[self._end:])
+            except _RECV_TIMEOUT:
+                if boundary and self._end == self._start:
+                    raise Idle() from None
+                continue
             if n == 0:
-                if self._end == self._start == 0:
-                    raise EOFError
+                if boundary and self._end == self._start:
+                    raise EOFError("connection closed")
                 raise ConnectionResetError("connection closed mid-frame")
             self._end += n
 
@@ -323,34 +405,44 @@ class FrameReader:
         if have < len(target):
             _recv_exact(self.sock, target[have:])
 
+    def read_exact(self, n: int, boundary: bool = False) -> bytes:
+        """The next `n` bytes (`boundary`: they start a frame, so a close before them is EOFError)."""
+        if n <= len(self._buf):
+            self._fill(n, boundary)
+            out = bytes(self._buf[self._start:self._start + n])
+            self._start += n
+            return out
+        big = bytearray(n)
+        self._take_into(memoryview(big))
+        return bytes(big)
+
+    def read_request_head(self, heads: "RequestHeads") -> tuple:
+        """The next request's head, checked (`RequestHeads`) -> (header bytes, payload bytes); the header's
+        token field is consumed (it is `heads.field`). EOFError/Idle before the frame began; FrameError."""
+        self._fill(PREFIX.size, boundary=True)
+        sizes = heads.sizes(memoryview(self._buf)[self._start:self._start + PREFIX.size])
+        self._fill(heads.size)
+        heads.check_token(memoryview(self._buf)[self._start:self._start + heads.size])
+        self._start += heads.size
+        return sizes
+
+    def read_payload(self, n: int) -> np.ndarray:
+        payload = self.pool.get(n)
+        if n:
+            self._take_into(memoryview(payload))  # type: ignore[arg-type]
+        return payload
+
     def read(self) -> tuple:
         """One frame -> (header bytes, payload uint8 array). EOF before a frame -> (None, None)."""
         try:
-            self._fill(PREFIX.size)
+            self._fill(PREFIX.size, boundary=True)
         except EOFError:
             return None, None
         magic, header_len, payload_len = PREFIX.unpack_from(self._buf, self._start)
-        if magic != MAGIC:
-            raise FrameError(errors.INVALID_ARGUMENT, "not a Tensorfleet bulk frame (bad magic)")
-        if header_len > self.limits.header_bytes:
-            raise FrameError(errors.RESOURCE_EXHAUSTED, f"header of {header_len} bytes exceeds the limit "
-                                                        f"{self.limits.header_bytes}")
-        if payload_len > self.limits.payload_bytes:
-            raise FrameError(errors.RESOURCE_EXHAUSTED, f"payload of {payload_len} bytes exceeds the limit "
-                                                        f"{self.limits.payload_bytes}")
+        _check_prefix(magic, header_len, payload_len, self.limits)
         self._start += PREFIX.size
-        if header_len <= len(self._buf):
-            self._fill(header_len)
-            header = bytes(self._buf[self._start:self._start + header_len])
-            self._start += header_len
-        else:
-            big = bytearray(header_len)
-            self._take_into(memoryview(big))
-            header = bytes(big)
-        payload = self.pool.get(payload_len)
-        if payload_len:
-            self._take_into(memoryview(payload))  # type: ignore[arg-type]
-        return header, payload
+        header = self.read_exact(header_len)
+        return header, self.read_payload(payload_len)
 
 
 def recv_frame(sock: socket.socket, limits: Limits) -> tuple:

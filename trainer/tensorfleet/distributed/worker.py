@@ -21,10 +21,17 @@ partition's cancellation token: deregistering a partition (its master session
 closed) cancels that partition's blocked runs, and only those. A run whose caller
 went away (`caller_watch`) is cancelled alone, through its own token under the
 partition's.
+
+Every registration has an owner, the registering master's (task, incarnation): a
+registration from a new incarnation of a task drops every graph of that task's older
+incarnations (the master restarted; TF 2's SessionMgr does the same for worker sessions);
+`release_owner` drops one owner's graphs (`client_leases`: its connections are gone).
+Registrations without a task (an old client) are kept until deregistered.
 """
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import random
 import threading
@@ -40,6 +47,9 @@ from ..kernels import fp_state, queue_kernels
 from ..kernels.backend import to_host
 from ..run_metadata import fill_step_stats
 from .rendezvous import Rendezvous
+
+logger = logging.getLogger("tensorfleet.distributed")
+NO_OWNER = ("", 0)
 
 
 def _convert_feed(t, value):
@@ -72,6 +82,8 @@ class _Partition:
         self.store = store
         self.cancel = queue_kernels.CancelToken()
         self.lock = threading.Lock()
+        self.owner = NO_OWNER
+        self.lease = None   # ("master", task, incarnation): its owner's key in client_leases (None: no task)
 
     def close(self, whole_task: bool = False) -> None:
         """Cancels this partition's blocked runs; `whole_task` (the server stops): every blocked run and the
@@ -123,6 +135,10 @@ class WorkerService:
         self.incarnation = random.getrandbits(63)
         self.rendezvous = Rendezvous()
         self._partitions: dict = {}
+        self._by_owner: dict = {}       # (master task, incarnation) -> {handle}
+        self._incarnations: dict = {}   # master task -> its latest registering incarnation
+        #: called with each owner whose graphs were dropped here because its task re-registered (client_leases)
+        self.on_owner_replaced = None
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._prefix = f"{os.getpid():x}.{self.incarnation:x}"
@@ -136,18 +152,67 @@ class WorkerService:
             out.append((self.task_name + suffix, d.spec.device_type, d.memory_limit_bytes))
         return out
 
-    def register_graph(self, graph_def, feeds, fetches, targets, soft: bool = False, log: bool = False) -> str:
+    def register_graph(self, graph_def, feeds, fetches, targets, soft: bool = False, log: bool = False,
+                       owner: tuple = NO_OWNER) -> str:
+        """`owner`: the registering master's (task name, incarnation)."""
         part = _Partition(graph_def, feeds, fetches, targets, self.resources, soft, log)
+        part.owner = owner = (str(owner[0]), int(owner[1]))
+        part.lease = ("master",) + owner if owner[0] else None
         handle = f"{self._prefix}.{next(self._ids)}"
+        task, incarnation = owner
+        replaced, stale = None, []
         with self._lock:
+            previous = self._incarnations.get(task) if task else None
+            if previous is not None and previous != incarnation:
+                replaced = (task, previous)
+                stale = self._pop_owner_locked(replaced)
+            if task:
+                self._incarnations[task] = incarnation
             self._partitions[handle] = part
+            self._by_owner.setdefault(owner, set()).add(handle)
+        if replaced is not None:
+            logger.info("Task %s: master %s restarted (new incarnation): dropped the %d graph(s) of its previous "
+                        "incarnation", self.task_name, task, len(stale))
+            for p in stale:
+                p.close()
+            if self.on_owner_replaced is not None:
+                self.on_owner_replaced(replaced)
         return handle
+
+    def _pop_owner_locked(self, owner: tuple) -> list:
+        return [self._partitions.pop(h) for h in self._by_owner.pop(owner, ()) if h in self._partitions]
 
     def deregister_graph(self, handle: str) -> None:
         with self._lock:
             part = self._partitions.pop(handle, None)
+            if part is not None:
+                handles = self._by_owner.get(part.owner)
+                if handles is not None:
+                    handles.discard(handle)
+                    if not handles:
+                        del self._by_owner[part.owner]
         if part is not None:
             part.close()
+
+    def lease_of(self, handle: str):
+        """("master", task, incarnation) of the master that registered `handle`; None when unknown or no task."""
+        part = self._partitions.get(handle)
+        return part.lease if part is not None else None
+
+    def release_owner(self, owner: tuple) -> int:
+        """Drops every graph `owner` registered (its blocked runs end with CancelledError); -> how many."""
+        with self._lock:
+            parts = self._pop_owner_locked(owner)
+            if owner[0] and self._incarnations.get(owner[0]) == owner[1]:
+                del self._incarnations[owner[0]]
+        for p in parts:
+            p.close()
+        return len(parts)
+
+    def registrations(self) -> dict:
+        """{owner: number of registered graphs}."""
+        with self._lock:
+            return {owner: len(handles) for owner, handles in self._by_owner.items()}
 
     def run_graph(self, handle: str, step_id: int, sent: dict, local: list, keep: list,
                   end_of_step: bool, keep_returned: Sequence = (), timeout_ms: int = 0, cancel=None,
@@ -197,6 +262,7 @@ class WorkerService:
     def close(self) -> None:
         with self._lock:
             parts, self._partitions = list(self._partitions.values()), {}
+            self._by_owner.clear()
         for p in parts:
             p.close(whole_task=True)
 

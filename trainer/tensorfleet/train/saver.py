@@ -216,6 +216,12 @@ class Saver:
             write_checkpoint(prefix, self._checkpoint_tensors(values))
             if write_state:
                 self._record_last_checkpoint(prefix)
+                # TF updates the state file, then deletes what fell out of it: a process killed in between leaves
+                # a checkpoint that no state file lists, never deleted. With max_to_keep >= 2 the one deleted is
+                # not the state's latest, so it goes first (killed in between: the state lists one that is gone,
+                # which a restore never picks and recover_last_checkpoints skips); with 1, TF's order
+                if (self._max_to_keep or 0) >= 2:
+                    self._maybe_delete_old_checkpoints()
                 update_checkpoint_state(save_dir, prefix, self.last_checkpoints, latest_filename,
                                         self._save_relative_paths)
                 self._maybe_delete_old_checkpoints()

@@ -83,6 +83,9 @@ class SessionManager:
             else:
                 return sess, False
         saver.restore(sess, ckpt.model_checkpoint_path)
+        # as TF 1.15: the saver takes over the restored directory's checkpoints, so `max_to_keep` counts them and a
+        # restarted job deletes the oldest
+        saver.recover_last_checkpoints(list(ckpt.all_model_checkpoint_paths))
         return sess, True
 
     def prepare_session(self, master, init_op=None, saver=None, checkpoint_dir=None, wait_for_checkpoint=False,

@@ -83,7 +83,7 @@ class GetStatusResponse(_message.Message):
     def __init__(self, device: _Optional[_Iterable[_Union[DeviceAttributes, _Mapping]]] = ..., bulk_port: _Optional[int] = ..., task: _Optional[str] = ..., incarnation: _Optional[int] = ..., local_socket: _Optional[str] = ...) -> None: ...
 
 class RegisterGraphRequest(_message.Message):
-    __slots__ = ("session_handle", "graph_def", "feed", "fetch", "target", "allow_soft_placement", "log_device_placement")
+    __slots__ = ("session_handle", "graph_def", "feed", "fetch", "target", "allow_soft_placement", "log_device_placement", "master_task", "master_incarnation")
     SESSION_HANDLE_FIELD_NUMBER: _ClassVar[int]
     GRAPH_DEF_FIELD_NUMBER: _ClassVar[int]
     FEED_FIELD_NUMBER: _ClassVar[int]
@@ -91,6 +91,8 @@ class RegisterGraphRequest(_message.Message):
     TARGET_FIELD_NUMBER: _ClassVar[int]
     ALLOW_SOFT_PLACEMENT_FIELD_NUMBER: _ClassVar[int]
     LOG_DEVICE_PLACEMENT_FIELD_NUMBER: _ClassVar[int]
+    MASTER_TASK_FIELD_NUMBER: _ClassVar[int]
+    MASTER_INCARNATION_FIELD_NUMBER: _ClassVar[int]
     session_handle: str
     graph_def: _graph_pb2.GraphDef
     feed: _containers.RepeatedScalarFieldContainer[str]
@@ -98,7 +100,9 @@ class RegisterGraphRequest(_message.Message):
     target: _containers.RepeatedScalarFieldContainer[str]
     allow_soft_placement: bool
     log_device_placement: bool
-    def __init__(self, session_handle: _Optional[str] = ..., graph_def: _Optional[_Union[_graph_pb2.GraphDef, _Mapping]] = ..., feed: _Optional[_Iterable[str]] = ..., fetch: _Optional[_Iterable[str]] = ..., target: _Optional[_Iterable[str]] = ..., allow_soft_placement: _Optional[bool] = ..., log_device_placement: _Optional[bool] = ...) -> None: ...
+    master_task: str
+    master_incarnation: int
+    def __init__(self, session_handle: _Optional[str] = ..., graph_def: _Optional[_Union[_graph_pb2.GraphDef, _Mapping]] = ..., feed: _Optional[_Iterable[str]] = ..., fetch: _Optional[_Iterable[str]] = ..., target: _Optional[_Iterable[str]] = ..., allow_soft_placement: _Optional[bool] = ..., log_device_placement: _Optional[bool] = ..., master_task: _Optional[str] = ..., master_incarnation: _Optional[int] = ...) -> None: ...
 
 class RegisterGraphResponse(_message.Message):
     __slots__ = ("graph_handle",)
