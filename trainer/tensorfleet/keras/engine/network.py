@@ -207,6 +207,10 @@ class Network(Layer):
     def stateful(self):
         return any(getattr(layer, "stateful", False) for layer in self.layers)
 
+    @stateful.setter
+    def stateful(self, value):
+        self._stateful = value  # a model is stateful when one of its layers is (TF's Network.stateful)
+
     def reset_states(self):
         """Resets the states of the stateful layers (RNNs with `stateful=True`)."""
         for layer in self.layers:

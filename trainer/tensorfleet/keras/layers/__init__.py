@@ -33,4 +33,5 @@ from .wrappers import Bidirectional, TimeDistributed, Wrapper
 
 __all__ = sorted(n for n in dir() if not n.startswith("_") and n not in {
     "advanced_activations", "convolutional", "core", "embeddings", "merge", "noise", "normalization", "pooling",
-    "recurrent", "recurrent_cells", "recurrent_layers", "serialization", "spatial_reshaping", "wrappers"})
+    "recurrent", "recurrent_cells", "recurrent_layers", "serialization", "spatial_reshaping", "weight_args",
+    "wrappers"})

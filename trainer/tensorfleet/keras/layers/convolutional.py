@@ -10,22 +10,12 @@ from __future__ import annotations
 
 from ...ops import array_ops, join_ops, nn_impl
 from ...tensor_shape import TensorShape
-from .. import activations, constraints, initializers, regularizers
+from .. import regularizers
 from ..backend import conv as KC
 from ..engine.base_layer import Layer
 from ..engine.input_spec import InputSpec
 from ..utils import conv_utils
-
-
-def _serialized(layer, names):
-    out = {}
-    for n in names:
-        v = getattr(layer, n)
-        kind = n.split("_")[-1]
-        module = {"initializer": initializers, "regularizer": regularizers, "constraint": constraints,
-                  "activation": activations}[kind]
-        out[n] = module.serialize(v)
-    return out
+from .weight_args import set_weight_args, weight_args_config
 
 
 class Conv(Layer):
@@ -48,14 +38,11 @@ class Conv(Layer):
             raise ValueError("Causal padding is only supported for `Conv1D` and ``SeparableConv1D`.")
         self.data_format = conv_utils.normalize_data_format(data_format)
         self.dilation_rate = conv_utils.normalize_tuple(dilation_rate, rank, "dilation_rate")
-        self.activation = activations.get(activation)
         self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_weight_args(self, activation=activation, kernel_initializer=kernel_initializer,
+                        bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                        bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                        bias_constraint=bias_constraint)
         self.input_spec = InputSpec(ndim=self.rank + 2)
 
     def _channel_axis(self):
@@ -119,7 +106,7 @@ class Conv(Layer):
         config = {"filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
                   "padding": self.padding, "data_format": self.data_format, "dilation_rate": self.dilation_rate,
                   "use_bias": self.use_bias}
-        config.update(_serialized(self, ["activation", "kernel_initializer", "bias_initializer",
+        config.update(weight_args_config(self, ["activation", "kernel_initializer", "bias_initializer",
                                          "kernel_regularizer", "bias_regularizer", "activity_regularizer",
                                          "kernel_constraint", "bias_constraint"]))
         return {**super().get_config(), **config}
@@ -223,12 +210,9 @@ class SeparableConv(Conv):
                          activity_regularizer=activity_regularizer, bias_constraint=bias_constraint,
                          trainable=trainable, name=name, **kwargs)
         self.depth_multiplier = depth_multiplier
-        self.depthwise_initializer = initializers.get(depthwise_initializer)
-        self.pointwise_initializer = initializers.get(pointwise_initializer)
-        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
-        self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
-        self.depthwise_constraint = constraints.get(depthwise_constraint)
-        self.pointwise_constraint = constraints.get(pointwise_constraint)
+        set_weight_args(self, depthwise_initializer=depthwise_initializer, pointwise_initializer=pointwise_initializer,
+                        depthwise_regularizer=depthwise_regularizer, pointwise_regularizer=pointwise_regularizer,
+                        depthwise_constraint=depthwise_constraint, pointwise_constraint=pointwise_constraint)
 
     def build(self, input_shape):
         input_dim = self._input_dim(input_shape)
@@ -266,8 +250,9 @@ class SeparableConv(Conv):
         for n in ("kernel_initializer", "kernel_regularizer", "kernel_constraint"):
             config.pop(n)
         config["depth_multiplier"] = self.depth_multiplier
-        config.update(_serialized(self, ["depthwise_initializer", "pointwise_initializer", "depthwise_regularizer",
-                                         "pointwise_regularizer", "depthwise_constraint", "pointwise_constraint"]))
+        config.update(weight_args_config(self, ["depthwise_initializer", "pointwise_initializer",
+                                                "depthwise_regularizer", "pointwise_regularizer",
+                                                "depthwise_constraint", "pointwise_constraint"]))
         return config
 
 
@@ -296,10 +281,8 @@ class DepthwiseConv2D(Conv2D):
                          activation=activation, use_bias=use_bias, bias_regularizer=bias_regularizer,
                          activity_regularizer=activity_regularizer, bias_constraint=bias_constraint, **kwargs)
         self.depth_multiplier = depth_multiplier
-        self.depthwise_initializer = initializers.get(depthwise_initializer)
-        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
-        self.depthwise_constraint = constraints.get(depthwise_constraint)
-        self.bias_initializer = initializers.get(bias_initializer)
+        set_weight_args(self, depthwise_initializer=depthwise_initializer, bias_initializer=bias_initializer,
+                        depthwise_regularizer=depthwise_regularizer, depthwise_constraint=depthwise_constraint)
 
     def build(self, input_shape):
         TensorShape(input_shape).with_rank(4)
@@ -325,7 +308,8 @@ class DepthwiseConv2D(Conv2D):
         for n in ("filters", "kernel_initializer", "kernel_regularizer", "kernel_constraint"):
             config.pop(n)
         config["depth_multiplier"] = self.depth_multiplier
-        config.update(_serialized(self, ["depthwise_initializer", "depthwise_regularizer", "depthwise_constraint"]))
+        config.update(weight_args_config(self, ["depthwise_initializer", "depthwise_regularizer",
+                                                "depthwise_constraint"]))
         return config
 
 

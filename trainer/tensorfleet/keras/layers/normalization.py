@@ -19,10 +19,10 @@ from ...graph import Tensor
 from ...ops import array_ops, math_ops, nn_composite, nn_impl, state_ops
 from ...tensor_shape import TensorShape
 from .. import backend as K
-from .. import constraints, initializers, regularizers
 from ..backend.nn import smart_cond, static_bool
 from ..engine.base_layer import Layer
 from ..engine.input_spec import InputSpec
+from .weight_args import set_weight_args, weight_args_config
 
 _FUSED_MIN_EPSILON = 1.001e-5
 
@@ -45,11 +45,6 @@ def _normalized_axes(axes, ndims):
     return out
 
 
-def _serialized(layer, names):
-    modules = {"initializer": initializers, "regularizer": regularizers, "constraint": constraints}
-    return {n: modules[n.split("_")[-1]].serialize(getattr(layer, n)) for n in names}
-
-
 class BatchNormalization(Layer):
     """Normalises the batch along `axis` with the batch statistics in training, the moving ones in inference."""
 
@@ -65,14 +60,11 @@ class BatchNormalization(Layer):
         self.axis = _axes(axis)
         self.momentum, self.epsilon = momentum, epsilon
         self.center, self.scale = center, scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.moving_mean_initializer = initializers.get(moving_mean_initializer)
-        self.moving_variance_initializer = initializers.get(moving_variance_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        set_weight_args(self, beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
+                        moving_mean_initializer=moving_mean_initializer,
+                        moving_variance_initializer=moving_variance_initializer, beta_regularizer=beta_regularizer,
+                        gamma_regularizer=gamma_regularizer, beta_constraint=beta_constraint,
+                        gamma_constraint=gamma_constraint)
         self.renorm, self.renorm_clipping, self.renorm_momentum = renorm, renorm_clipping, renorm_momentum
         self.virtual_batch_size, self.adjustment = virtual_batch_size, adjustment
         self.fused = True if fused is None else fused
@@ -221,7 +213,7 @@ class BatchNormalization(Layer):
     def get_config(self):
         config = {"axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon, "center": self.center,
                   "scale": self.scale}
-        config.update(_serialized(self, ["beta_initializer", "gamma_initializer", "moving_mean_initializer",
+        config.update(weight_args_config(self, ["beta_initializer", "gamma_initializer", "moving_mean_initializer",
                                          "moving_variance_initializer", "beta_regularizer", "gamma_regularizer",
                                          "beta_constraint", "gamma_constraint"]))
         return {**super().get_config(), **config}
@@ -240,12 +232,9 @@ class LayerNormalization(Layer):
             raise TypeError("Expected an int or a list/tuple of ints for the argument 'axis', but received instead: "
                             "%s" % axis)
         self.epsilon, self.center, self.scale = epsilon, center, scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        set_weight_args(self, beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
+                        beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer,
+                        beta_constraint=beta_constraint, gamma_constraint=gamma_constraint)
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -286,6 +275,6 @@ class LayerNormalization(Layer):
 
     def get_config(self):
         config = {"axis": self.axis, "epsilon": self.epsilon, "center": self.center, "scale": self.scale}
-        config.update(_serialized(self, ["beta_initializer", "gamma_initializer", "beta_regularizer",
+        config.update(weight_args_config(self, ["beta_initializer", "gamma_initializer", "beta_regularizer",
                                          "gamma_regularizer", "beta_constraint", "gamma_constraint"]))
         return {**super().get_config(), **config}

@@ -10,10 +10,11 @@ gate (implementation 2: one mask), as TF.
 from __future__ import annotations
 
 from ...ops import join_ops
-from .. import activations, constraints, initializers, regularizers
+from .. import activations, initializers
 from .. import backend as K
 from ..engine.base_layer import Layer
 from .recurrent import DropoutRNNCellMixin
+from .weight_args import set_weight_args, weight_args_config
 
 _OWN_ARGS = ("kernel_initializer", "recurrent_initializer", "bias_initializer", "kernel_regularizer",
              "recurrent_regularizer", "bias_regularizer", "kernel_constraint", "recurrent_constraint",
@@ -32,18 +33,13 @@ class _Cell(DropoutRNNCellMixin, Layer):
                  implementation=1, **kwargs):
         super().__init__(**kwargs)
         self.units = int(units)
-        self.activation = activations.get(activation)
         self.recurrent_activation = activations.get(recurrent_activation) if recurrent_activation else None
         self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.recurrent_constraint = constraints.get(recurrent_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        set_weight_args(self, activation=activation, kernel_initializer=kernel_initializer,
+                        recurrent_initializer=recurrent_initializer, bias_initializer=bias_initializer,
+                        kernel_regularizer=kernel_regularizer, recurrent_regularizer=recurrent_regularizer,
+                        bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                        recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint)
         self.dropout = min(1.0, max(0.0, dropout))
         self.recurrent_dropout = min(1.0, max(0.0, recurrent_dropout))
         self.implementation = implementation
@@ -82,10 +78,7 @@ class _Cell(DropoutRNNCellMixin, Layer):
                   "use_bias": self.use_bias, "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout}
         if self.recurrent_activation is not None:
             config["recurrent_activation"] = activations.serialize(self.recurrent_activation)
-        for name in _OWN_ARGS:
-            module = {"initializer": initializers, "regularizer": regularizers,
-                      "constraint": constraints}[name.split("_")[-1]]
-            config[name] = module.serialize(getattr(self, name))
+        config.update(weight_args_config(self, _OWN_ARGS))
         return {**super().get_config(), **config}
 
 

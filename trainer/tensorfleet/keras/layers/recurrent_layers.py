@@ -57,8 +57,14 @@ class _CellLayer(RNN):
         return cls(**config)
 
 
+def _cell_property(name: str) -> property:
+    def get(self):
+        return getattr(self.cell, name)
+    return property(get, doc=f"The cell's `{name}`.")
+
+
 for _name in _CELL_PROPERTIES:
-    setattr(_CellLayer, _name, property(lambda self, n=_name: getattr(self.cell, n)))
+    setattr(_CellLayer, _name, _cell_property(_name))
 
 
 class SimpleRNN(_CellLayer):
