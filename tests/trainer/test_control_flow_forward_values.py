@@ -124,3 +124,24 @@ def test_gradient_graph_survives_a_graph_def_round_trip():
         with tf.Session(graph=g2) as s:
             wv, gv = s.run(["w:0", "g:0"], {"x:0": XV})
     np.testing.assert_allclose(gv, wv / XV, rtol=1e-5)
+
+
+def test_dynamic_rnn_with_a_dropout_wrapper_over_an_unknown_time_axis():
+    """dynamic_rnn's while-loop path (time fed at run time) with input dropout around a cell that passes its
+    input through (kernel [I; 0], identity activation): outputs = x * mask / keep, so d sum(outputs) / dx must be
+    outputs / x, with the forward pass's masks."""
+    d = XV.shape[1]
+    x = tf.placeholder(tf.float32, [2, None, d])
+    init = tf.constant_initializer(np.vstack([np.eye(d), np.zeros((d, d))]).astype(np.float32))
+    with tf.variable_scope("rnn_scope", initializer=init):
+        cell = tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicRNNCell(d, activation=tf.identity),
+                                             input_keep_prob=0.5)
+        outputs, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    g = tf.gradients(tf.reduce_sum(outputs), x)[0]
+    xv = XV.reshape(2, 2, d)
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        for _ in range(2):
+            ov, gv = s.run([outputs, g], {x: xv})
+            np.testing.assert_allclose(gv, ov / xv, rtol=1e-5, atol=1e-6)
+    assert np.any(ov == 0)
