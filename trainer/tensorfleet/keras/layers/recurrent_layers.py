@@ -6,6 +6,8 @@ as the layer's own (and read back as properties: `layer.units`, `layer.kernel`, 
 """
 from __future__ import annotations
 
+import inspect
+
 from .. import regularizers
 from ..engine.input_spec import InputSpec
 from .recurrent import RNN
@@ -31,7 +33,9 @@ class _CellLayer(RNN):
         activity_regularizer = kwargs.pop("activity_regularizer", None)
         if kwargs.get("implementation") == 0:
             kwargs["implementation"] = 1  # TF: implementation 0 is the deprecated name of 1
-        cell_keys = set(self.cell_class.__init__.__code__.co_varnames) - {"self", "units", "kwargs"}
+        cell_keys = set(inspect.signature(self.cell_class.__init__).parameters) - {"self", "units", "kwargs"}
+        if "implementation" not in cell_keys:
+            kwargs.pop("implementation", None)  # TF's SimpleRNN ignores it (with a warning)
         cell_args = {k: kwargs.pop(k) for k in list(kwargs) if k in cell_keys}
         cell = self.cell_class(units, dtype=kwargs.get("dtype"), **cell_args)
         super().__init__(cell, **rnn_args, **kwargs)
