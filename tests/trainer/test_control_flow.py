@@ -339,20 +339,3 @@ def test_training_through_cond_with_layers_in_each_branch():
         for _ in range(50):
             s.run(step, {x: xv, p: True})
         assert s.run(loss, {x: xv, p: True}) < 0.05 * first
-
-
-def test_gradient_through_a_loop_that_draws_random_numbers_is_refused():
-    """WhileGrad recomputes the body: dropout's mask would be redrawn, so the gradient would not belong to the
-    forward pass. tf.gradients refuses, naming the op; a loop whose gradient needs no random op is fine."""
-    x = tf.placeholder(tf.float32, [4])
-
-    def body(i, v):
-        return i + 1, tf.nn.dropout(v, keep_prob=0.5) * 2.0
-
-    _, out = tf.while_loop(lambda i, v: i < 3, body, [tf.constant(0), x])
-    with pytest.raises(tf.errors.UnimplementedError, match=r"while loop 'while'.*dropout"):
-        tf.gradients(out, x)
-    _, plain = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2.0), [tf.constant(0), x])
-    (g,) = tf.gradients(plain, x)
-    with tf.Session() as sess:
-        np.testing.assert_allclose(sess.run(g, {x: np.ones(4, np.float32)}), np.full(4, 8.0))

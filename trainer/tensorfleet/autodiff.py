@@ -7,6 +7,7 @@ calling the op type's registered gradient function (written beside the op in
 """
 from __future__ import annotations
 
+import weakref
 from typing import Optional
 
 from .graph import Tensor
@@ -97,7 +98,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
             with g.name_scope(op.name + "_grad"), \
                     (g.colocate_with(op) if colocate_gradients_with_ops else _null()):
-                in_grads = _as_list(grad_fn(op, *[gr if gr is not None else _zeros_like(t)
+                in_grads = _as_list(grad_fn(op, *[gr if gr is not None else _unconnected_zeros(t)
                                                   for gr, t in zip(out_grads, op._outputs)]))
                 if gate_gradients and sum(gr is not None for gr in in_grads) > 1:
                     in_grads = _gated(g, op, in_grads, between)
@@ -145,6 +146,22 @@ def _ones_like(t: Tensor) -> Tensor:
     if t.shape.ndims == 0:
         return one
     return math_ops.broadcast_like(one, t)
+
+
+#: the zeros handed to a gradient function for outputs no y depends on (see `is_unconnected`)
+_UNCONNECTED: "weakref.WeakSet[Tensor]" = weakref.WeakSet()
+
+
+def _unconnected_zeros(t: Tensor) -> Tensor:
+    z = _zeros_like(t)
+    _UNCONNECTED.add(z)
+    return z
+
+
+def is_unconnected(grad) -> bool:
+    """True for the zeros `gradients` passes a gradient function for an output that no y depends on: a function
+    that builds a sub-gradient per output (the If gradient) can leave such outputs out."""
+    return isinstance(grad, Tensor) and grad in _UNCONNECTED
 
 
 def _zeros_like(t: Tensor) -> Tensor:

@@ -97,6 +97,25 @@ def test_while_loop_through_a_local_grpc_server(local_servers):
     np.testing.assert_allclose(gv, [16.0, 16.0])
 
 
+def test_gradients_of_a_remote_cond_and_loop_use_the_forward_random_values(cluster_procs, local_servers):
+    """The gradient If (fed the forward If's exported values) and WhileGrad (fed the recorded masks) shipped
+    to another task: d sum(y) / dx = y / x with the masks of the same run."""
+    c = cluster_procs({"worker": 2})
+    c.start("worker", 1)
+    w0 = tf.train.Server(c.spec, job_name="worker", task_index=0)
+    local_servers.append(w0)
+    x = tf.placeholder(tf.float32, [4, 6])
+    with tf.device("/job:worker/task:1"):
+        y = tf.cond(tf.constant(True), lambda: tf.nn.dropout(x, rate=0.5), lambda: x)
+        y = tf.while_loop(lambda i, v: i < 2, lambda i, v: (i + 1, tf.nn.dropout(v, rate=0.3)), [0, y])[1]
+        g = tf.gradients(tf.reduce_sum(y), x)[0]
+    xv = np.arange(1, 25, dtype=np.float32).reshape(4, 6)
+    with tf.Session(w0.target) as s:
+        yv, gv = s.run([y, g], {x: xv})
+    np.testing.assert_allclose(gv, yv / xv, rtol=1e-5)
+    assert np.any(yv == 0)
+
+
 def _cond_graph_def():
     g = tf.Graph()
     with g.as_default():

@@ -11,7 +11,8 @@ outer plan sees one node, so plans without control flow are untouched.
 - `While`: runs cond, then body, until cond is false or `maximum_iterations`;
   the first body result of a run is checked against the loop's shape
   invariants (graph construction already checked the static shapes).
-- `WhileGrad`: re-runs the forward loop keeping every iteration's loop
+- `WhileGrad`: re-runs the forward loop (fed the random values the forward
+  `While` recorded per iteration, see control_flow_intermediates) keeping every iteration's loop
   variables (memory: iterations x loop-variable sizes; the map_fn/scan
   accumulators, whose values the gradient never reads, are kept as zero-size
   stand-ins of their shape), then walks the
@@ -113,13 +114,17 @@ def _stand_in(value):
     return np.broadcast_to(np.zeros((), dtype=np.asarray(value).dtype), np.shape(value))
 
 
-def _forward(ctx, args, history=None, shape_only=()) -> list:
+def _forward(ctx, args, history=None, shape_only=(), recorded=None) -> list:
     """The loop; appends each iteration's input loop variables to `history` when given (a stand-in for the
-    `shape_only` ones)."""
+    `shape_only` ones). The body values the gradient needs unchanged (control_flow_intermediates) are, in the
+    forward While, appended per iteration to the `recorded` list; in WhileGrad's replay (`recorded` a tuple of
+    [iterations, ...] arrays) fed to the body instead of being drawn again."""
     has_max, n = int(ctx.attrs["has_max"]), ctx.attrs["num_vars"]
     limit = int(args[0]) if has_max else None
     loop_vars, caps = list(args[has_max:has_max + n]), list(args[has_max + n:])
-    cond, body = _runner(ctx, ctx.attrs["cond"], "cond"), _runner(ctx, ctx.attrs["body"], "body", drain=True)
+    records = isinstance(recorded, list)
+    body_fn = ctx.attrs["recorded"] if records else ctx.attrs["body"]
+    cond, body = _runner(ctx, ctx.attrs["cond"], "cond"), _runner(ctx, body_fn, "body", drain=True)
     it = 0
     while (limit is None or it < limit) and cond(loop_vars + caps)[0]:
         if history is not None:
@@ -128,16 +133,47 @@ def _forward(ctx, args, history=None, shape_only=()) -> list:
                 kept[k] = _stand_in(kept[k])
             history.append(kept)
         step_args, loop_vars = loop_vars + caps, []
-        loop_vars = body(step_args)  # drains step_args: see _drain
+        if recorded and not records:
+            step_args += [r[it] for r in recorded]
+        outs = body(step_args)  # drains step_args: see _drain
+        loop_vars = outs[:n]
+        if records:
+            recorded.append(outs[n:])
         if it == 0:
             _check_invariants(ctx, _invariant_checks(ctx), loop_vars, it)
         it += 1
     return loop_vars
 
 
+def _stacked(ctx, per_iteration: list) -> list:
+    """The recorded values as one [iterations, ...] array each; a value whose shape changes between iterations
+    (an If's exported value: the untaken branch gives a scalar) as a 1-D object array of the iterations' arrays,
+    which only WhileGrad reads."""
+    fn, n = ctx.attrs["recorded"], ctx.attrs["num_vars"]
+    out = []
+    for j, t in enumerate(fn.outputs[n:]):
+        values = [np.asarray(step[j]) for step in per_iteration]
+        if not values:
+            dims = t.shape.as_list() if t.shape.is_fully_defined() else []
+            out.append(np.zeros([0] + dims, t.dtype.np_dtype))
+        elif all(v.shape == values[0].shape for v in values):
+            out.append(np.stack(values))
+        else:
+            ragged = np.empty(len(values), dtype=object)
+            for i, v in enumerate(values):
+                ragged[i] = v
+            out.append(ragged)
+    return out
+
+
 @register_kernel("While", devices=("CPU",))
 def while_kernel(ctx, *args):
-    out = _forward(ctx, args)
+    if "recorded" not in ctx.attrs:
+        out = _forward(ctx, args)
+    else:
+        per_iteration: list = []
+        out = _forward(ctx, args, recorded=per_iteration)
+        out = list(out) + _stacked(ctx, per_iteration)
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -145,15 +181,18 @@ def while_kernel(ctx, *args):
 def while_grad_kernel(ctx, *args):
     """Inputs: [max,] loop vars, captured, output grads of the differentiable loop vars."""
     has_max, n, nd = int(ctx.attrs["has_max"]), ctx.attrs["num_vars"], ctx.attrs["num_diff_vars"]
-    fwd_args, dys = args[:len(args) - nd], list(args[len(args) - nd:])
+    nr = ctx.attrs.get("num_recorded", 0)
+    fwd_args, dys = args[:len(args) - nd - nr], list(args[len(args) - nd:])
+    recorded = tuple(args[len(args) - nd - nr:len(args) - nd])
     caps = list(fwd_args[has_max + n:])
     diff_caps = ctx.attrs["diff_caps"]
     history: list = []
-    _forward(ctx, fwd_args, history, ctx.attrs.get("shape_only", ()))
+    _forward(ctx, fwd_args, history, ctx.attrs.get("shape_only", ()), recorded)
     grad_fn = ctx.attrs["body_grad"]
     cap_grads: list = [None] * len(diff_caps)
-    for loop_vars in reversed(history):
-        outs = _run(ctx, grad_fn, loop_vars + caps + dys, "body gradient")
+    for it in range(len(history) - 1, -1, -1):
+        loop_vars = history.pop()
+        outs = _run(ctx, grad_fn, loop_vars + caps + [r[it] for r in recorded] + dys, "body gradient")
         dys = outs[:nd]
         for j, g in enumerate(outs[nd:]):
             if cap_grads[j] is None:

@@ -158,8 +158,14 @@ def _if_shape(op: Operation):
 
 
 def _while_shape(op: Operation):
+    """The loop variables, then the body values recorded per iteration for the gradient (`recorded`, added by
+    control_flow_intermediates): [iterations, ...]."""
     n, first = op.get_attr("num_vars"), int(op.get_attr("has_max"))
-    return [(t.dtype, sh) for t, sh in zip(op.inputs[first:first + n], op.get_attr("shapes"), strict=True)]
+    out = [(t.dtype, sh) for t, sh in zip(op.inputs[first:first + n], op.get_attr("shapes"), strict=True)]
+    recorded = op.attrs.get("recorded")
+    if recorded is not None:
+        out += [(t.dtype, TensorShape([None]).concatenate(t.shape)) for t in recorded.outputs[n:]]
+    return out
 
 
 def _while_grad_shape(op: Operation):

@@ -204,6 +204,20 @@ class Network(Layer):
         return utils.filter_for_inputs(Layer.updates.fget(self), inputs)
 
     @property
+    def stateful(self):
+        return any(getattr(layer, "stateful", False) for layer in self.layers)
+
+    @stateful.setter
+    def stateful(self, value):
+        self._stateful = value  # a model is stateful when one of its layers is (TF's Network.stateful)
+
+    def reset_states(self):
+        """Resets the states of the stateful layers (RNNs with `stateful=True`)."""
+        for layer in self.layers:
+            if hasattr(layer, "reset_states") and getattr(layer, "stateful", False):
+                layer.reset_states()
+
+    @property
     def state_updates(self):
         return [u for layer in self.layers if getattr(layer, "stateful", False) for u in layer.updates]
 

@@ -3,8 +3,8 @@ Permute, RepeatVector, Lambda, ActivityRegularization, Masking.
 
 Dense: `kernel` [in, units] (glorot_uniform) and `bias` [units] (zeros); rank-2 inputs are one MatMul +
 BiasAdd, higher ranks a tensordot over the last axis. Dropout: `training` None reads the learning phase;
-static when it is set to 0/1, else TF builds a `tf.cond` on the placeholder where this multiplies the rate by
-the phase (the same values; one Dropout op whose mask the gradient reuses, docs/keras.md). Lambda: configs
+static when it is set to 0/1, else a `tf.cond` on the placeholder, as TF (the cond's gradient reuses the
+forward mask, docs/control-flow.md). Lambda: configs
 of named functions serialise by name; a lambda's bytecode is written as Keras writes it, but never loaded
 back (docs/keras.md).
 """
@@ -22,7 +22,7 @@ from ...ops.functional_ops import nest_flatten, nest_pack
 from ...tensor_shape import TensorShape
 from .. import activations, constraints, initializers, regularizers
 from .. import backend as K
-from ..backend.nn import static_bool
+from ..backend.nn import smart_cond
 from ..engine.base_layer import Layer
 from ..engine.input_spec import InputSpec
 from ..utils.conv_utils import normalize_data_format
@@ -130,16 +130,17 @@ class Dropout(Layer):
         self.seed = seed
         self.supports_masking = True
 
+    def _get_noise_shape(self, inputs):
+        return None if self.noise_shape is None else tuple(self.noise_shape)  # None entries: the inputs' dims
+
     def call(self, inputs, training=None):
         if training is None:
             training = K.learning_phase()
-        static = static_bool(training)
-        if static is False:
-            return array_ops.identity(inputs)
-        rate = self.rate
-        if static is None:  # the learning-phase placeholder (or a bool tensor): rate * training, not a tf.cond
-            rate = rate * math_ops.cast(training, inputs.dtype)
-        return nn_impl.dropout(inputs, noise_shape=self.noise_shape, seed=self.seed, rate=rate)
+
+        def dropped_inputs():
+            return nn_impl.dropout(inputs, noise_shape=self._get_noise_shape(inputs), seed=self.seed, rate=self.rate)
+
+        return smart_cond(training, dropped_inputs, lambda: array_ops.identity(inputs))
 
     def compute_output_shape(self, input_shape):
         return input_shape

@@ -39,3 +39,34 @@ def normalize_padding(value):
         raise ValueError('The `padding` argument must be one of "valid", "same" (or "causal", only for `Conv1D). '
                          "Received: " + str(padding))
     return padding
+
+
+def conv_output_length(input_length, filter_size, padding, stride, dilation=1):
+    """The length of a convolution's (or pooling's) output along one axis (None stays None)."""
+    if input_length is None:
+        return None
+    if padding not in {"same", "valid", "full", "causal"}:
+        raise ValueError("Invalid padding: " + str(padding))
+    dilated = filter_size + (filter_size - 1) * (dilation - 1)
+    if padding in ("same", "causal"):
+        length = input_length
+    elif padding == "valid":
+        length = input_length - dilated + 1
+    else:
+        length = input_length + dilated - 1
+    return (length + stride - 1) // stride
+
+
+def deconv_output_length(input_length, filter_size, padding, output_padding=None, stride=0, dilation=1):
+    """The length of a transposed convolution's output along one axis (None stays None)."""
+    if input_length is None:
+        return None
+    filter_size = filter_size + (filter_size - 1) * (dilation - 1)
+    if output_padding is None:
+        if padding == "valid":
+            return input_length * stride + max(filter_size - stride, 0)
+        if padding == "full":
+            return input_length * stride - (stride + filter_size - 2)
+        return input_length * stride
+    pad = {"same": filter_size // 2, "valid": 0, "full": filter_size - 1}[padding]
+    return (input_length - 1) * stride + filter_size - 2 * pad + output_padding
