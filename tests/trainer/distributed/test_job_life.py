@@ -177,3 +177,47 @@ def test_the_end_of_a_job_twenty_times_every_process_exits_0(tasks):
         for ps, workers in jobs:
             _end_job(ps, workers)
         assert time.monotonic() - started < 600, "twenty short jobs took over 10 minutes"
+
+
+def test_a_script_killed_under_the_launcher_is_reported_ended_by_the_launcher(tasks):
+    """Worker 1's script dies by SIGKILL (no atexit): its launcher tells the ps, which then stops at once, long
+    before the 60 s grace period."""
+    import json
+
+    spec = _spec()
+    env = {"TENSORFLEET_PS_RELEASE_GRACE_SECONDS": "60"}
+    ps = tasks(spec, "ps", 0, env=env)
+    chief = tasks(spec, "worker", 0, "--train_steps=40", env=env)
+    tf_config = json.dumps({"cluster": spec, "task": {"type": "worker", "index": 1}})
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "tensorfleet_train", "--wait-for", "none", "--", sys.executable, SCRIPT,
+         "--ps_hosts=" + ",".join(spec["ps"]), "--worker_hosts=" + ",".join(spec["worker"]), "--job_name=worker",
+         "--task_index=1", "--train_steps=40", "--extra_seconds=600"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=task_env({**env, "TF_CONFIG": tf_config, "TENSORFLEET_METRICS_PORT": "-1"}))
+    try:
+        lines, pid = [], None
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:   # the script child's pid, then its session
+            line = launcher.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            m = re.search(r"script_started .* pid=(\d+)", line)
+            pid = int(m.group(1)) if m else pid
+            if "Session initialization complete" in line:
+                break
+        assert pid is not None, "".join(lines)
+        assert chief.wait() == 0, chief.output
+        os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        out, _ = launcher.communicate(timeout=60)
+        assert launcher.returncode == 137, "".join(lines) + out
+        assert "reported_end" in out, out
+        assert ps.wait(60) == 0, ps.output
+        assert ps.ended_at - killed < 20, ps.output   # not the 60 s grace
+        assert "no end report" not in ps.output
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+        launcher.wait(10)

@@ -295,7 +295,7 @@ class Master:
         def tell(name: str, address: str) -> None:
             try:
                 self.worker(name, address).shutdown(reason, exit_code, keep_serving, ended_task)
-            except errors.OpError:
+            except Exception:   # noqa: BLE001 - gone, refused, unresolvable: it cannot be told, say which
                 failed.append(name)
 
         threads = [threading.Thread(target=tell, args=t, name=f"tf-shutdown-{t[0]}", daemon=True) for t in targets]

@@ -17,10 +17,11 @@ bounds a ps whose chief never comes back.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from typing import Callable, Iterable, Optional
+
+from .shutdown import env_seconds
 
 logger = logging.getLogger("tensorfleet.distributed")
 
@@ -29,17 +30,8 @@ DEFAULT_RELEASE_GRACE_SECONDS = 120.0
 
 
 def release_grace_seconds() -> float:
-    """Seconds a released ps keeps serving tasks that have not reported their end. Read from the environment."""
-    raw = os.environ.get(RELEASE_GRACE_ENV, "")
-    if not raw:
-        return DEFAULT_RELEASE_GRACE_SECONDS
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{RELEASE_GRACE_ENV}={raw!r} is not a number of seconds") from None
-    if value < 0:
-        raise ValueError(f"{RELEASE_GRACE_ENV}={raw!r} must be >= 0")
-    return value
+    """Seconds a released ps keeps serving tasks that have not reported their end."""
+    return env_seconds(RELEASE_GRACE_ENV, DEFAULT_RELEASE_GRACE_SECONDS)
 
 
 class PsLifetime:

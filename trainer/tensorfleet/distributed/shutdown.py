@@ -46,18 +46,24 @@ DEFAULT_PS_IDLE_TIMEOUT_SECONDS = 1800.0
 WORKER_JOBS = ("chief", "master", "worker")
 
 
-def ps_idle_timeout() -> float:
-    """Seconds a ps may serve no call before it exits (0: never). Read from the environment each time."""
-    raw = os.environ.get(PS_IDLE_TIMEOUT_ENV, "")
+def env_seconds(name: str, default: float, zero: str = "") -> float:
+    """A number of seconds >= 0 from the environment variable `name` (read each time), else `default`; a bad
+    value is a ValueError naming the variable (`zero` says what 0 means, for the message)."""
+    raw = os.environ.get(name, "")
     if not raw:
-        return DEFAULT_PS_IDLE_TIMEOUT_SECONDS
+        return default
     try:
         value = float(raw)
     except ValueError:
-        raise ValueError(f"{PS_IDLE_TIMEOUT_ENV}={raw!r} is not a number of seconds") from None
+        raise ValueError(f"{name}={raw!r} is not a number of seconds") from None
     if value < 0:
-        raise ValueError(f"{PS_IDLE_TIMEOUT_ENV}={raw!r} must be >= 0 (0 turns the idle timeout off)")
+        raise ValueError(f"{name}={raw!r} must be >= 0{f' ({zero})' if zero else ''}")
     return value
+
+
+def ps_idle_timeout() -> float:
+    """Seconds a ps may serve no call before it exits (0: never)."""
+    return env_seconds(PS_IDLE_TIMEOUT_ENV, DEFAULT_PS_IDLE_TIMEOUT_SECONDS, "0 turns the idle timeout off")
 
 
 def server_for_target(target) -> Optional[object]:
@@ -104,27 +110,33 @@ def report_task_ended(server, reason: str = "the task ended") -> list:
 
 def report_ended_for(cluster, job: str, index: int, reason: str) -> list:
     """`report_task_ended` on behalf of task (`job`, `index`) of `cluster` (a dict or ClusterSpec), from a process
-    without that task's server: the launcher, for a script child that ended without reporting (killed)."""
-    from .cluster import ClusterSpec   # late: cheap module, but keeps this one importable without grpc users
-    from .master import Master
+    without that task's server: the launcher, for a script child that ended without reporting (killed). Returns
+    the ps tasks that could not be told."""
+    from .client import RpcClient, Timeouts   # late: the launcher imports this module before it needs RPCs
+    from .cluster import ClusterSpec
+    from .protos import service_pb2
 
     spec = cluster if isinstance(cluster, ClusterSpec) else ClusterSpec(cluster)
-    proxy = _ReportingTask(spec, job, index)
-    master = Master(proxy)
-    try:
-        return master.shutdown_tasks("ps", reason, 0, keep_serving=True, ended_task=proxy.task_name)
-    finally:
-        master.close()
+    request = service_pb2.ShutdownRequest(reason=reason, keep_serving=True,
+                                          ended_task=f"/job:{job}/replica:0/task:{index}")
+    failed: list = []
 
+    def tell(name: str, address: str) -> None:
+        client = RpcClient(address, "WorkerService", name)
+        try:
+            client.call("Shutdown", request, service_pb2.ShutdownResponse, timeout=Timeouts().connect_seconds)
+        except Exception:   # noqa: BLE001 - gone, refused, unresolvable: it cannot be told, say which
+            failed.append(name)
+        finally:
+            client.close()
 
-class _ReportingTask:
-    """What `Master` needs of a server, for a process that reports a task's end without serving it."""
-
-    limits = None
-
-    def __init__(self, cluster, job: str, index: int):
-        self.cluster_spec, self.job_name, self.task_index = cluster, job, index
-        self.task_name = f"/job:{job}/replica:0/task:{index}"
+    threads = [threading.Thread(target=tell, args=(f"/job:ps/replica:0/task:{i}", address), daemon=True)
+               for ps_job, i, address in spec.tasks() if ps_job == "ps"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(failed)
 
 
 def register_task_end(server) -> None:
