@@ -134,3 +134,26 @@ def test_06_user_script_under_the_launcher(tmp_path):
         f"{result['test_accuracy']:.4g}"
     status = read_yaml(run_dir / 'status.yaml')['status']
     assert status['reason'] == 'Succeeded' and status['replicaStatuses']['Worker']['succeeded'] == 2
+
+
+def test_07_kubeflows_dist_mnist_every_replica_succeeds(tmp_path):
+    """Kubeflow's dist-mnist as it is written (2 ps + 4 workers, TF_CONFIG, `server.join()` with nothing after it,
+    a raw loop on the global step, a final evaluation on every worker), import changed only: every process, the
+    ps included, exits 0 and every worker reports its validation cross entropy."""
+    body = yaml.safe_load((EXAMPLES / '07-dist-mnist.yaml').read_text())
+    for spec in body['spec']['tfReplicaSpecs'].values():
+        command = spec['template']['spec']['containers'][0]['command']
+        command[command.index('--train_steps') + 1] = '300'
+    run_dir = tmp_path / 'run'
+    proc = tensorfleet('run', write_job(tmp_path, body), '--run-dir', run_dir, '--no-tui', timeout=400)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    status = read_yaml(run_dir / 'status.yaml')['status']
+    assert status['reason'] == 'Succeeded'
+    assert status['replicaStatuses']['PS']['succeeded'] == 2, status      # ended by themselves, exit 0
+    assert status['replicaStatuses']['Worker']['succeeded'] == 4, status
+    for i in range(4):
+        log = (run_dir / f'worker-{i}.log').read_text()
+        xent = float(re.search(r'After 300 training step\(s\), validation cross entropy = (\S+)', log).group(1))
+        assert xent < 5000 * 0.5, log     # 5,000 images; an untrained model is at ~11,500 (ln 10 each)
+    for i in range(2):
+        assert 'job name = worker' not in (run_dir / f'ps-{i}.log').read_text()   # join() never returned
