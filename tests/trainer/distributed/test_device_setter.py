@@ -73,3 +73,33 @@ def test_merge_devices_false_keeps_an_existing_device():
         d = tf.constant(2.0)
     assert c.op.device == "/device:CPU:0"
     assert d.op.device == "/job:worker"
+
+
+def test_adam_slots_and_beta_powers_over_two_ps_tasks_as_tf_places_them():
+    """dist-mnist's layout (2 ps): what TF 2.15's `tf.compat.v1` gives for this graph (printed by hand): slots
+    beside their variable, beta1/beta2_power beside the first variable by name (`hid_b`, on ps0), each
+    ApplyAdam and the beta-power updates on the ps of what they write, the constants on the worker."""
+    cluster = tf.train.ClusterSpec({"ps": ["a:1", "b:1"], "worker": ["c:1"] * 4})
+    with tf.device(tf.train.replica_device_setter(worker_device="/job:worker/task:0", cluster=cluster)):
+        gs = tf.Variable(0, name="global_step", trainable=False)
+        hid_w = tf.Variable(tf.zeros([784, 100]), name="hid_w")
+        hid_b = tf.Variable(tf.zeros([100]), name="hid_b")
+        sm_w = tf.Variable(tf.zeros([100, 10]), name="sm_w")
+        sm_b = tf.Variable(tf.zeros([10]), name="sm_b")
+        x = tf.placeholder(tf.float32, [None, 784])
+        loss = tf.reduce_sum(tf.matmul(tf.nn.relu(tf.matmul(x, hid_w) + hid_b), sm_w) + sm_b)
+        tf.train.AdamOptimizer(0.01).minimize(loss, global_step=gs)
+    g = tf.get_default_graph()
+    ps0, ps1, worker = "/job:ps/task:0", "/job:ps/task:1", "/job:worker/task:0"
+    expected = {"global_step": ps0, "hid_w": ps1, "hid_b": ps0, "sm_w": ps1, "sm_b": ps0,
+                "beta1_power": ps0, "beta2_power": ps0, "hid_w/Adam": ps1, "hid_w/Adam_1": ps1,
+                "hid_b/Adam": ps0, "hid_b/Adam_1": ps0, "sm_w/Adam": ps1, "sm_w/Adam_1": ps1, "sm_b/Adam": ps0,
+                "sm_b/Adam_1": ps0, "Adam/update_hid_w/ApplyAdam": ps1, "Adam/update_hid_b/ApplyAdam": ps0,
+                "Adam/update_sm_w/ApplyAdam": ps1, "Adam/update_sm_b/ApplyAdam": ps0, "Adam/Assign_1": ps0,
+                "Adam/beta1": worker, "Adam/beta2": worker, "Adam/update": worker, "Adam": ps0}
+    assert {name: g.get_operation_by_name(name).device for name in expected} == expected
+    for name in ("beta1_power", "beta2_power", "Adam/Assign_1"):
+        assert g.get_operation_by_name(name).colocation_groups() == ["loc:@hid_b"]
+    for v in ("hid_w", "hid_b", "sm_w", "sm_b"):
+        for slot in ("Adam", "Adam_1"):
+            assert g.get_operation_by_name(f"{v}/{slot}").colocation_groups() == [f"loc:@{v}"]

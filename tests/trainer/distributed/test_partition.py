@@ -125,3 +125,56 @@ def test_a_stage_waits_only_for_what_it_needs():
     assert [d.task for d in worker.deps] == [TASKS[0]]  # not ps1's stage 0
     ps1 = [s for s in plan.subs if s.task == TASKS[1]]
     assert len(ps1) == 1 and [d.task for d in ps1[0].deps] == [TASKS[2]]  # `slow` moved next to its consumer
+
+
+def _sub_of(plan, op_name):
+    return next(s for s in plan.subs if any(op.name == op_name for op in s.ops))
+
+
+def test_adam_on_two_ps_updates_each_ps_as_soon_as_its_gradients_arrive():
+    """TF's executor runs each ps's ApplyAdam when its gradient arrives, and only `_finish` (the beta-power
+    updates, colocated with the first variable by name) waits for every ps's updates. Moving the ApplyAdams
+    of beta1_power's task later, into `_finish`'s stage, made them wait for the other ps's updates: a
+    staler gradient for every variable there (dist-mnist, 2 ps + 4 workers, trained worse than on TF)."""
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    with tf.device(tf.train.replica_device_setter(ps_tasks=2, worker_device="/job:worker/task:0")):
+        gs = tf.Variable(0, name="global_step", trainable=False)  # ps0
+        hid_w = tf.Variable(tf.ones([4, 4]), name="hid_w")  # ps1
+        hid_b = tf.Variable(tf.zeros([4]), name="hid_b")  # ps0, first by name: the beta powers' task
+        sm_w = tf.Variable(tf.ones([4, 2]), name="sm_w")  # ps1
+        sm_b = tf.Variable(tf.zeros([2]), name="sm_b")  # ps0
+        loss = tf.reduce_sum(tf.matmul(tf.nn.relu(tf.matmul(x, hid_w) + hid_b), sm_w) + sm_b)
+        train = tf.train.AdamOptimizer(0.01).minimize(loss, global_step=gs)
+    g = tf.get_default_graph()
+    plan = partition([], [x], [train], _place(g, [], [x], [train]))
+    applies = {v: _sub_of(plan, f"Adam/update_{v}/ApplyAdam") for v in ("hid_w", "hid_b", "sm_w", "sm_b")}
+    assert {v: s.task for v, s in applies.items()} == {"hid_w": TASKS[1], "hid_b": TASKS[0], "sm_w": TASKS[1],
+                                                       "sm_b": TASKS[0]}
+    gradients = _sub_of(plan, "gradients/MatMul_grad/MatMul_1")
+    assert gradients.task == TASKS[2]
+    assert {s.stage for s in applies.values()} == {gradients.stage + 1}  # both ps, right after the gradients
+    # the beta powers are read in ps0's pull, with the variables: ps1's push waits for no other ps0 call
+    pull0 = next(s for s in plan.stages[0] if s.task == TASKS[0])
+    assert {"beta1_power:0", "beta2_power:0", "hid_b:0", "sm_b:0"} <= set(pull0.fetch)
+    assert {d.task for d in applies["hid_w"].deps} == {TASKS[0], TASKS[1], TASKS[2]}
+    assert all(d.stage < applies["hid_w"].stage for d in applies["hid_w"].deps)
+    # `_finish`: the beta powers are multiplied after the updates of both ps tasks, on ps0
+    finish = _sub_of(plan, "Adam/Assign")
+    assert finish.task == TASKS[0] and finish is _sub_of(plan, "Adam/Assign_1")
+    assert finish.stage == applies["hid_w"].stage + 1 and applies["hid_w"] in finish.deps
+    assert [s.stage for s in plan.subs if s.task == TASKS[1]] == [0, gradients.stage + 1]  # ps1: pull, push
+
+
+def test_a_variable_update_is_not_moved_later_to_join_its_task_s_later_stage():
+    with tf.device("/job:ps/task:0"):
+        v = tf.Variable(0.0, name="v")
+        bump = tf.assign_add(v, 1.0, name="bump")  # stage 0 on ps0
+    with tf.device("/job:ps/task:1"):
+        other = tf.multiply(tf.constant(3.0), 2.0, name="other")  # stage 0 on ps1
+    with tf.device("/job:ps/task:0"):
+        with tf.control_dependencies([bump]):
+            after = tf.add(other, 1.0, name="after")  # stage 1 on ps0 (waits for ps1)
+    g = tf.get_default_graph()
+    plan = partition([after], [], [], _place(g, [after], [], []))
+    assert (_sub_of(plan, "bump").task, _sub_of(plan, "bump").stage) == (TASKS[0], 0)
+    assert _sub_of(plan, "after").stage == 1

@@ -7,7 +7,9 @@ number of task boundaries on its longest input path (data and control edges):
     stage(n) = max over inputs i of stage(i) + (1 if i is on another task else 0)
 
 Nodes only feeding same-task nodes are then moved as late as their consumers
-allow, so a task runs as few stages as possible. The master runs a step stage by
+allow, so a task runs as few stages as possible; not variable reads sent to
+another task nor variable updates: they run as early as TF's executor would run
+them (as soon as their inputs are there). The master runs a step stage by
 stage; all sub-partitions of a stage (one per task) run concurrently, and every
 cross-task edge becomes a Placeholder in the consumer's partition, fed with the
 value the producer's run returned (the Send/Recv pair of this design). Because a
@@ -101,7 +103,7 @@ def partition(fetches, feeds, targets, placement: dict) -> StepPlan:
     task = {op: task_of(placement[op]) for op in ops}
     in_step = set(ops)
     exported = _exported(ops, task, fed, fetches)
-    stage = _stages(ops, task, fed, exported, in_step, fetches)
+    stage = _stages(ops, task, fed, in_step, fetches)
     groups: dict = {}
     for op in ops:
         if op.type in _REF_TYPES and op not in exported:
@@ -181,7 +183,13 @@ def _sources(op, task, fed, in_step):
             yield c, task[c] != task[op]
 
 
-def _stages(ops, task, fed, exported, in_step, fetch_tensors=()) -> dict:
+def _writes_state(op) -> bool:
+    """An op that updates a variable (Assign*, Scatter*, the optimizers' Apply* ops)."""
+    op_def = op.op_def
+    return op_def is not None and bool(op_def.updates_variables)
+
+
+def _stages(ops, task, fed, in_step, fetch_tensors=()) -> dict:
     stage: dict = {}
     consumers: dict = {op: [] for op in ops}
     for op in ops:  # creation order is topological: as early as possible
@@ -195,7 +203,11 @@ def _stages(ops, task, fed, exported, in_step, fetch_tensors=()) -> dict:
     fetched = {t.op for t in fetch_tensors}
     for op in reversed(ops):  # then as late as the consumers allow (a value for another task: a stage earlier)
         users = consumers[op]
-        if not users or op in fetched or (op.type in _REF_TYPES and op not in exported):
+        # A variable's read for another task and a variable's update stay where their inputs put them, as
+        # TF's executor runs them as soon as they are ready: moved later, Adam's updates on the ps holding
+        # beta1_power would wait for the other ps tasks' updates (its `_finish` does), and every other
+        # worker's updates would land in between (staler gradients).
+        if not users or op in fetched or op.type in _REF_TYPES or _writes_state(op):
             continue
         stage[op] = max(stage[op], min(stage[u] - (task[u] != task[op]) for u in users))
     return stage
