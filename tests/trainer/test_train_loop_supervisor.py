@@ -44,6 +44,41 @@ def test_chief_initialises_saves_on_its_timer_and_a_new_chief_restores(tmp_path)
         sess.close()
 
 
+def test_the_chiefs_start_up_writes_what_tf_1_15s_writes(tmp_path):
+    """TF 1.15's chief Supervisor, right after its session is ready: graph.pbtxt, the graph and meta graph and
+    a SessionLog START in its event file, a checkpoint at once (its LooperThreads run, then wait), and the
+    `global_step/sec` step counter; a non-chief supervisor has no logdir, saver thread or writer."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    logdir = str(tmp_path / "chief")
+    with tf.Graph().as_default():
+        gs, w, train = _model()
+        sv = tf.train.Supervisor(logdir=logdir, save_model_secs=3600, save_summaries_secs=3600)
+        sess = sv.prepare_or_wait_for_session()
+        deadline = time.monotonic() + WAIT
+        while 0 not in _saved_steps(logdir) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _saved_steps(logdir) == [0]                       # model.ckpt-0, not after an hour
+        assert os.path.isfile(os.path.join(logdir, "graph.pbtxt"))
+        sess.run(train)
+        sv.stop()
+        sess.close()
+    acc = EventAccumulator(logdir, size_guidance={"scalars": 0})
+    acc.Reload()
+    assert acc.Graph() is not None and acc.MetaGraph() is not None
+    assert "global_step/sec" in acc.Tags()["scalars"]
+    from tensorfleet.io.tfrecord import read_records
+    from tensorfleet.protos.event_pb2 import Event, SessionLog
+    statuses = [e.session_log.status for f in os.listdir(logdir) if f.startswith("events.out")
+                for e in map(Event.FromString, read_records(os.path.join(logdir, f))) if e.HasField("session_log")]
+    assert statuses[0] == SessionLog.START and SessionLog.CHECKPOINT in statuses
+    with tf.Graph().as_default():
+        _model()
+        worker = tf.train.Supervisor(is_chief=False, logdir=str(tmp_path / "worker"))
+        assert worker.logdir is None and worker.summary_writer is None and worker.save_path is None
+    assert not os.path.exists(tmp_path / "worker")
+
+
 def test_managed_session_reraises_body_errors_but_not_out_of_range():
     with tf.Graph().as_default():
         _model()

@@ -5,8 +5,11 @@ the default init/ready/local-init ops and saver, prepares the session through
 `SessionManager` (the chief initialises or restores from `logdir`, other tasks
 wait for it: polling every `recovery_wait_secs`, 0.5 s by default here where
 TF waits 30 s), and runs standard services as `LooperThread`s on its
-`Coordinator`: a checkpoint every `save_model_secs` and summaries every
-`save_summaries_secs` (chief only). Only the public Session API is used.
+`Coordinator` (chief only, each running at once and then every interval, as TF's `LooperThread`s): a
+checkpoint every `save_model_secs` (so `model.ckpt-<step>` at start), summaries and the `global_step/sec`
+step counter every `save_summaries_secs`. The chief also writes `graph.pbtxt`, the graph and the meta graph
+to its event file and a SessionLog START, as TF 1.15's. Non-chief supervisors have no logdir, checkpoints or
+summary writer, as in TF. Only the public Session API is used.
 
 End of training (`distributed/shutdown.py`): the chief's `stop()` without an error releases the
 cluster (tells the other workers, stops every ps); a chief whose session runs on a server of this
@@ -18,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 
 from .. import errors
 from ..default_graph import get_default_graph
@@ -27,6 +31,7 @@ from ..ops import control_flow_ops, state_ops
 from ..platform import tf_logging as logging
 from . import training_util
 from .coordinator import Coordinator, LooperThread
+from .meta_graph import export_meta_graph
 from .saver import Saver
 from .session_manager import DEFAULT_RECOVERY_WAIT_SECS, SessionManager, report_uninitialized_variables
 
@@ -57,20 +62,24 @@ class Supervisor:
             self._init_saver(saver)
             self._init_summary_op(summary_op)
             self._init_global_step(global_step)
+        self._meta_graph_def = export_meta_graph(graph=self._graph, saver_def=self._saver.saver_def
+                                                 if self._saver is not None else None)
         self._is_chief = is_chief
         self._coord = Coordinator()
         self._recovery_wait_secs = recovery_wait_secs
         self._stop_grace_secs = stop_grace_secs
         self._init_fn = init_fn
         self._local_init_run_options = local_init_run_options
-        self._logdir = logdir
-        self._save_summaries_secs = save_summaries_secs
-        self._save_model_secs = save_model_secs
-        self._save_path = os.path.join(logdir, checkpoint_basename) if logdir else None
+        # only the chief checkpoints and writes events (TF sets these to None for the others)
+        self._logdir = logdir if is_chief else None
+        self._save_summaries_secs = save_summaries_secs if is_chief else None
+        self._save_model_secs = save_model_secs if is_chief else None
+        self._save_path = os.path.join(logdir, checkpoint_basename) if is_chief and logdir else None
         if is_chief and logdir and summary_writer is Supervisor.USE_DEFAULT:
             os.makedirs(logdir, exist_ok=True)
             summary_writer = _file_writer(logdir, self._graph)
-        self._summary_writer = None if summary_writer is Supervisor.USE_DEFAULT else summary_writer
+        self._summary_writer = None if summary_writer is Supervisor.USE_DEFAULT or not is_chief else summary_writer
+        self._graph_added_to_summary = False
         self._session_manager = session_manager or SessionManager(
             local_init_op=self._local_init_op, ready_op=self._ready_op,
             ready_for_local_init_op=self._ready_for_local_init_op, graph=self._graph,
@@ -159,7 +168,9 @@ class Supervisor:
                 master, init_op=self.init_op, saver=self.saver, checkpoint_dir=self._logdir,
                 wait_for_checkpoint=wait_for_checkpoint, max_wait_secs=max_wait_secs, config=config,
                 init_feed_dict=self._init_feed_dict, init_fn=self._init_fn)
+            self._write_graph()
             if start_standard_services:
+                logging.info("Starting standard services.")
                 self.start_standard_services(sess)
             if self._server is not None:
                 cluster_shutdown.register_chief_exit(self._server)
@@ -169,24 +180,55 @@ class Supervisor:
             self.start_queue_runners(sess)
         return sess
 
+    def _write_graph(self) -> None:
+        """The chief: `graph.pbtxt` in logdir, the graph and the meta graph in the event file (once)."""
+        if self._logdir:
+            from ..graph_io import write_graph   # late: graph_io sits above train in the import order
+            write_graph(self._graph, self._logdir, "graph.pbtxt")
+        if self._summary_writer is not None and not self._graph_added_to_summary:
+            self._summary_writer.add_graph(self._graph)
+            self._summary_writer.add_meta_graph(self._meta_graph_def)
+            self._graph_added_to_summary = True
+
     def start_standard_services(self, sess) -> list:
-        """Chief only: the checkpoint thread (every save_model_secs) and the summary thread (save_summaries_secs)."""
+        """Chief only, with a logdir: a SessionLog START, then threads that run at once and then every interval:
+        summaries and the `global_step/sec` step counter (save_summaries_secs), a checkpoint (save_model_secs)."""
         if not self._is_chief:
             raise RuntimeError("Only chief supervisor can start standard services. Because only chief supervisors "
                                "can write events.")
+        if not self._logdir:
+            logging.warning("Standard services need a 'logdir' passed to the SessionManager")
+            return []
+        from ..summary import SessionLog   # late: tensorfleet.summary imports tensorfleet.train at load
+        if self._global_step is not None and self._summary_writer is not None:
+            self._summary_writer.add_session_log(SessionLog(status=SessionLog.START),
+                                                 training_util.global_step(sess, self._global_step))
         threads = []
-        if self._logdir and self._saver is not None and self._save_model_secs:
-            threads.append(self.loop(self._save_model_secs, self._save_checkpoint, args=(sess,), start_now=False))
-        if self._summary_op is not None and self._summary_writer is not None and self._save_summaries_secs:
-            threads.append(self.loop(self._save_summaries_secs, self._write_summary, args=(sess,)))
+        if self._save_summaries_secs and self._summary_writer is not None:
+            if self._summary_op is not None:
+                threads.append(self.loop(self._save_summaries_secs, self._write_summary, args=(sess,)))
+            if self._global_step is not None:
+                threads.append(_StepCounter(self, sess))
+        if self._saver is not None and self._save_model_secs:
+            threads.append(self.loop(self._save_model_secs, self._save_checkpoint, args=(sess,)))
         return threads
 
     def _save_checkpoint(self, sess):
+        from ..summary import SessionLog
+        logging.info("Saving checkpoint to path %s", self._save_path)
         self._saver.save(sess, self._save_path, global_step=self._global_step)
+        if self._summary_writer is not None and self._global_step is not None:
+            self._summary_writer.add_session_log(SessionLog(status=SessionLog.CHECKPOINT,
+                                                            checkpoint_path=self._save_path),
+                                                 training_util.global_step(sess, self._global_step))
 
     def _write_summary(self, sess):
-        summary = sess.run(self._summary_op)
-        self.summary_computed(sess, summary)
+        if self._global_step is not None:
+            summary, step = sess.run([self._summary_op, self._global_step])
+        else:
+            summary, step = sess.run(self._summary_op), None
+        logging.info("Recording summary at step %s.", step)
+        self._summary_writer.add_summary(summary, step)
 
     def start_queue_runners(self, sess, queue_runners=None) -> list:
         """Starts the given queue runners (default: the graph's) on the supervisor's coordinator."""
@@ -198,9 +240,9 @@ class Supervisor:
         self._started_threads.extend(threads)
         return threads
 
-    def loop(self, timer_interval_secs, target, args=None, kwargs=None, start_now=True):
+    def loop(self, timer_interval_secs, target, args=None, kwargs=None):
         """Runs target(*args) every timer_interval_secs on a thread the coordinator stops."""
-        looper = _Looper(self._coord, timer_interval_secs, target, args, kwargs, start_now)
+        looper = LooperThread(self._coord, timer_interval_secs, target=target, args=args, kwargs=kwargs)
         looper.start()
         self._started_threads.append(looper)
         return looper
@@ -262,18 +304,33 @@ class Supervisor:
                         logging.info("Error closing the session: %s", e)
 
 
-class _Looper(LooperThread):
-    def __init__(self, coord, interval, target, args, kwargs, start_now):
-        super().__init__(coord, interval, target=target, args=args, kwargs=kwargs)
-        self._start_now = start_now
+class _StepCounter(LooperThread):
+    """TF's SVStepCounterThread: `<global step op>/sec` steps per second, every save_summaries_secs."""
 
-    def run(self):
-        if self._start_now or self._timer_interval_secs is None:
-            super().run()
-            return
-        with self._coord.stop_on_exception():  # the first checkpoint after one interval, as TF's SVTimerCheckpoint
-            while not self._coord.wait_for_stop(self._timer_interval_secs):
-                self.run_loop()
+    def __init__(self, sv, sess):
+        super().__init__(sv.coord, sv.save_summaries_secs)
+        self._sv, self._sess = sv, sess
+        self._tag = "%s/sec" % sv.global_step.op.name
+        self._last_time, self._last_step = 0.0, 0
+        self._logged = 0
+        self.start()
+        sv._started_threads.append(self)
+
+    def start_loop(self):
+        self._last_time = time.time()
+        self._last_step = training_util.global_step(self._sess, self._sv.global_step)
+
+    def run_loop(self):
+        from ..summary import Summary
+        step = training_util.global_step(self._sess, self._sv.global_step)
+        now = time.time()
+        elapsed, added = now - self._last_time, step - self._last_step
+        self._last_time, self._last_step = now, step
+        rate = added / elapsed if elapsed > 0 else float("inf")
+        self._sv.summary_writer.add_summary(Summary(value=[Summary.Value(tag=self._tag, simple_value=rate)]), step)
+        if self._logged < 10:
+            self._logged += 1
+            logging.info("%s: %g", self._tag, rate)
 
 
 def basic_train_loop(supervisor, train_step_fn, args=None, kwargs=None, master=""):
