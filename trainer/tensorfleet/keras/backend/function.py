@@ -78,7 +78,12 @@ class GraphExecutionFunction:
         extra = sorted(self.feed_dict, key=lambda t: t.name) if self.feed_dict else []
         run = session.make_callable(fetch_list, feed_list + extra)
         self._callable_fn = run
-        self._callable_key = (session, tuple(feed_list))
+        self._callable_key = self._key(session, feed_list)
+
+    def _key(self, session, feed_tensors):
+        """What the cached callable depends on: the session, the fed tensors and the extra fetches (callbacks
+        such as TensorBoard add fetches between runs)."""
+        return (session, tuple(feed_tensors), tuple(id(f) for f in self.fetches))
 
     def __call__(self, inputs):
         inputs = _flatten(inputs)
@@ -101,7 +106,7 @@ class GraphExecutionFunction:
         if self.feed_dict:
             values.extend(np.asarray(self.feed_dict[k], dtype=k.dtype.as_numpy_dtype)
                           for k in sorted(self.feed_dict, key=lambda t: t.name))
-        if self._callable_fn is None or self._callable_key != (session, tuple(feed_tensors)):
+        if self._callable_fn is None or self._callable_key != self._key(session, feed_tensors):
             self._make_callable(session, feed_tensors)
         fetched = self._callable_fn(*values)
         n_out = len(self.outputs)
