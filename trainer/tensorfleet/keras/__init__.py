@@ -8,11 +8,12 @@ docs/keras.md describes the architecture and what differs from TF.
 """
 from . import (activations, backend, callbacks, constraints, initializers, layers, losses, metrics, models,
                optimizers, regularizers, utils)
+from . import experimental  # noqa: E402  (after models: it reaches keras/saving)
 from .engine.input_layer import Input
 from .engine.sequential import Sequential
 from .engine.training import Model
 
 __version__ = "2.2.4-tf"  # the Keras version string TF 1.15 reports
 
-__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints", "initializers",
-           "layers", "losses", "metrics", "models", "optimizers", "regularizers", "utils"]
+__all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints", "experimental",
+           "initializers", "layers", "losses", "metrics", "models", "optimizers", "regularizers", "utils"]

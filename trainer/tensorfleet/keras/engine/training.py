@@ -88,7 +88,8 @@ class Model(Network):
             self.total_loss, self._loss_results, self._metric_results = tc.build_loss_and_metrics(
                 self, self.outputs, [e.target for e in self._endpoints],
                 [e.sample_weight for e in self._endpoints])
-        self._collected_trainable_weights = self.trainable_weights
+        with self._no_tracking():  # a record, not weights of the model's own
+            self._collected_trainable_weights = self.trainable_weights
         self.train_function = self.test_function = self.predict_function = None
 
     def _unique_metric_name(self, name, output_index, used):
