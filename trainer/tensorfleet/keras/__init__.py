@@ -8,7 +8,7 @@ docs/keras.md describes the architecture and what differs from TF.
 """
 from . import (activations, backend, callbacks, constraints, datasets, initializers, layers, losses, metrics,
                models, optimizers, regularizers, utils)
-from . import experimental  # noqa: E402  (after models: it reaches keras/saving)
+from . import estimator, experimental  # noqa: E402  (after models: they reach keras/saving and cloning)
 from .engine.input_layer import Input
 from .engine.sequential import Sequential
 from .engine.training import Model
@@ -16,5 +16,5 @@ from .engine.training import Model
 __version__ = "2.2.4-tf"  # the Keras version string TF 1.15 reports
 
 __all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints", "datasets",
-           "experimental", "initializers", "layers", "losses", "metrics", "models", "optimizers", "regularizers",
-           "utils"]
+           "estimator", "experimental", "initializers", "layers", "losses", "metrics", "models", "optimizers",
+           "regularizers", "utils"]

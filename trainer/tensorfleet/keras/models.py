@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from .cloning import clone_and_build_model, clone_model  # noqa: F401  (clone_and_build_model: TF's internal name)
 from .engine.sequential import Sequential
 from .engine.training import Model
 from .layers.serialization import deserialize as _deserialize_layer
@@ -21,13 +22,6 @@ def model_from_config(config, custom_objects=None):
 
 def model_from_json(json_string, custom_objects=None):
     return _deserialize_layer(json.loads(json_string), custom_objects=custom_objects)
-
-
-def clone_model(model, input_tensors=None, clone_function=None):
-    """A new model with the same layers' configs (new, freshly initialised weights)."""
-    if input_tensors is not None or clone_function is not None:
-        raise NotImplementedError("clone_model: input_tensors and clone_function are not supported")
-    return model.__class__.from_config(model.get_config())
 
 
 __all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_config", "model_from_json", "save_model"]
