@@ -84,6 +84,7 @@ class ProgbarLogger(Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         self.seen = 0
+        self.log_values = []
         self.target = self.params["steps"] if self.use_steps else self.params["samples"]
         if self.verbose and self.epochs > 1:
             print("Epoch %d/%d" % (epoch + 1, self.epochs))
