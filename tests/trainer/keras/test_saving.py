@@ -66,6 +66,7 @@ def test_weights_round_trip_sequential(tmp_path, suffix):
     np.testing.assert_allclose(other.predict(x), model.predict(x), rtol=1e-6)
     if not suffix:
         assert tf.train.latest_checkpoint(str(tmp_path)) == path  # recorded in the `checkpoint` file
+        assert (tmp_path / "checkpoint").read_text().splitlines()[0] == 'model_checkpoint_path: "w"'
         other._make_train_function()
         _same(other.optimizer.get_weights(), model.optimizer.get_weights())  # iter and the RMSprop slots
 

@@ -47,7 +47,9 @@ def save_weights(model, filepath: str) -> None:
     if directory:
         os.makedirs(directory, exist_ok=True)
     checkpoint_io.write_checkpoint(filepath, tensors)
-    update_checkpoint_state(directory, filepath, all_model_checkpoint_paths=[filepath], save_relative_paths=True)
+    # recorded relative to its directory, as TF's update_checkpoint_state_internal(save_relative_paths=True) does
+    name = os.path.basename(filepath)
+    update_checkpoint_state(directory, name, all_model_checkpoint_paths=[name], save_relative_paths=True)
 
 
 class CheckpointLoadStatus:
