@@ -36,3 +36,17 @@ def test_keras_mnist_mlp_one_epoch(tmp_path, capsys, full_mnist_dir, monkeypatch
     (_, _), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
     pred = model.predict(x_test.reshape(-1, 784).astype(np.float32) / 255.0).argmax(1)
     assert abs(float(np.mean(pred == y_test)) - acc) < 1e-6
+
+
+def test_keras_mnist_cnn_short_run(tmp_path, capsys, full_mnist_dir, monkeypatch):
+    """examples/keras_mnist_cnn.py on 6,000 images for 2 epochs (the full 3-epoch run: docs/keras.md)."""
+    import pytest
+    if not hasattr(tf.keras.layers, "Conv2D"):  # the convolutional layers come with keras/layers (issue 25)
+        pytest.skip("tf.keras.layers.Conv2D is not in this tree yet")
+    monkeypatch.setenv("TENSORFLEET_DATA_DIR", str(full_mnist_dir.parent))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    acc = _load("keras_mnist_cnn").main(["--train-samples", "6000", "--epochs", "2", "--batch-size", "64",
+                                         "--test-samples", "2000", "--save", str(tmp_path / "cnn")])
+    assert acc >= 0.9, acc
+    keys = dict(tf.train.list_variables(str(tmp_path / "cnn")))
+    assert keys["layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE"] == [3, 3, 1, 16]

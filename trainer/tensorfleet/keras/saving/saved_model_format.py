@@ -5,8 +5,9 @@ serving.
 The directory: `saved_model.pb` with the meta graph tagged `serve` whose `serving_default` Predict signature
 maps the model's input names to its inputs and its output names to its outputs (in TensorFlow's op forms, so
 real TensorFlow and TF Serving load it: docs/saved-model.md); its saver restores each weight from its
-object-checkpoint key; `variables/variables` is the model's object-based checkpoint (`save_weights` in
-TensorFlow format, the optimizer's state included); `assets/saved_model.json` is `model.to_json()`.
+object-checkpoint key; the serving graph is a clone of the model in a graph of its own with the learning phase
+fixed to 0 (TF's PREDICT export); `variables/variables` is the model's object-based checkpoint (`save_weights`
+in TensorFlow format, the optimizer's state included); `assets/saved_model.json` is `model.to_json()`.
 Loading rebuilds the model from that JSON (names looked up, never evaluated) and loads the checkpoint; the
 model comes back uncompiled. Not written: TF's `train` and `eval` meta graphs (their gradient and optimizer
 ops have no TensorFlow form here) and TF 2.x's object graph with traced functions.
@@ -18,13 +19,16 @@ import os
 import shutil
 
 from ... import tf_logging as logging
+from ...graph import Graph
 from ...ops.state_ops import Variable
 from ...saved_model import constants as sm_constants
 from ...saved_model import signature_constants, tag_constants
 from ...saved_model.builder import SavedModelBuilder
 from ...saved_model.signature_def_utils import predict_signature_def
+from ...session import Session
 from ...train.saver import Saver
 from .. import backend as K
+from ..utils.generic_utils import CustomObjectScope
 from . import tf_format
 from .object_graph import ObjectGraph
 
@@ -40,39 +44,46 @@ def _model_weight_keys(model) -> dict:
 
 def export_saved_model(model, saved_model_path, custom_objects=None, as_text=False, input_signature=None,
                        serving_only=False):
-    """`tf.keras.experimental.export_saved_model`: the serving SavedModel described in the module doc."""
+    """`tf.keras.experimental.export_saved_model`: the serving SavedModel described in the module doc. As TF's
+    PREDICT export, the model is cloned into a graph of its own with the learning phase fixed to 0 (so a
+    Dropout or BatchNormalization serves its inference path, with no condition on the learning phase) and
+    given the model's weights."""
+    from ..cloning import clone_model
+    from ..engine.sequential import Sequential
     saved_model_path = os.fspath(saved_model_path)
     if input_signature is not None:
         raise NotImplementedError("export_saved_model(input_signature=...) is not supported: the model's own "
                                   "inputs are the signature's")
-    if not model.__dict__.get("_is_graph_network"):
-        if not model.built or not model.inputs:
-            raise NotImplementedError("Subclassed models can only be exported once they were called on data (fit, "
-                                      "predict): their inputs make the signature.")
-        logging.warning("Exporting a subclassed model: `load_from_saved_model` cannot rebuild it (no config).")
-    inputs = dict(zip(_input_names(model), model.inputs))
-    outputs = dict(zip(model.output_names, model.outputs))
-    graph = K.get_graph()
+    if not model.__dict__.get("_is_graph_network") and not isinstance(model, Sequential):
+        raise NotImplementedError("Subclassed models cannot be exported as a SavedModel by tensorfleet (TF 1.15: "
+                                  "only with serving_only=True, a TF 2.x SavedModel); use save_weights.")
+    if not model.built:
+        raise ValueError("Weights for sequential model have not yet been created. Weights are created when the "
+                         "Model is first called on inputs or `build()` is called with an `input_shape`, or the "
+                         "first layer in the model has `input_shape` during construction.")
+    weights = model.get_weights()
     builder = SavedModelBuilder(saved_model_path)
+    graph = Graph()
     with graph.as_default():
-        saver = Saver(var_list=_model_weight_keys(model), sharded=True, allow_empty=True)
-        signature = predict_signature_def(inputs, outputs)
-        builder.add_meta_graph_and_variables(
-            K.get_session(), [tag_constants.SERVING], saver=saver,
-            signature_def_map={signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY: signature})
-        path = builder.save(as_text)
-    # the variables again, as TF writes them: the object-based checkpoint with its object graph
+        K.set_learning_phase(0)
+        with CustomObjectScope(custom_objects or {}):
+            clone = clone_model(model)
+        with Session(graph=graph) as sess:
+            clone.set_weights(weights)
+            saver = Saver(var_list=_model_weight_keys(clone), sharded=True, allow_empty=True)
+            signature = predict_signature_def(dict(zip(_input_names(clone), clone.inputs)),
+                                              dict(zip(clone.output_names, clone.outputs)))
+            builder.add_meta_graph_and_variables(
+                sess, [tag_constants.SERVING], saver=saver,
+                signature_def_map={signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY: signature})
+    path = builder.save(as_text)
+    # the variables again, as TF writes them: the model's object-based checkpoint with its object graph
     tf_format.save_weights(model, os.path.join(saved_model_path, sm_constants.VARIABLES_DIRECTORY,
                                                sm_constants.VARIABLES_FILENAME))
-    try:
-        config = model.to_json()
-    except NotImplementedError:
-        logging.warning("Skipped saving model JSON, subclassed model does not have get_config.")
-    else:
-        assets = os.path.join(saved_model_path, sm_constants.ASSETS_DIRECTORY)
-        os.makedirs(assets, exist_ok=True)
-        with open(os.path.join(assets, MODEL_JSON), "w") as f:
-            f.write(config)
+    assets = os.path.join(saved_model_path, sm_constants.ASSETS_DIRECTORY)
+    os.makedirs(assets, exist_ok=True)
+    with open(os.path.join(assets, MODEL_JSON), "w") as f:
+        f.write(model.to_json())
     return path
 
 
