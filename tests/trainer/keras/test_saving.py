@@ -219,6 +219,13 @@ def test_save_format_tf_writes_a_serving_saved_model(tmp_path):
     model.save(str(path), save_format="tf", include_optimizer=False)
     assert sorted(os.listdir(path)) == ["assets", "saved_model.pb", "variables"]
     assert os.listdir(path / "assets") == ["saved_model.json"]
+    from tensorfleet.protos.saved_model_pb2 import SavedModel
+    saved = SavedModel()
+    saved.ParseFromString((path / "saved_model.pb").read_bytes())
+    nodes = {n.name: n.op for n in saved.meta_graphs[0].graph_def.node}
+    assert {"hidden/kernel", "probs/bias"} <= set(nodes)
+    random = [n for n, op in nodes.items() if op == "RandomUniform" and "/Initializer/" not in n]
+    assert "keras_learning_phase" not in nodes and not random  # learning phase 0: no dropout mask drawn
     keys = {k for k, _ in tf.train.list_variables(str(path / "variables" / "variables"))}
     assert keys == {"_CHECKPOINTABLE_OBJECT_GRAPH"} | {
         f"layer_with_weights-{i}/{w}/.ATTRIBUTES/VARIABLE_VALUE" for i in (0, 1) for w in ("kernel", "bias")}
@@ -234,6 +241,8 @@ def test_save_format_tf_writes_a_serving_saved_model(tmp_path):
     assert loaded.optimizer is None
     loaded.save(str(path), save_format="tf")  # overwrites
     assert tf.keras.experimental.load_from_saved_model(str(path)).count_params() == 6 * 5 + 5 + 5 * 3 + 3
+    with pytest.raises(NotImplementedError, match="Subclassed models cannot be exported"):
+        Subclassed().save(str(tmp_path / "sub"), save_format="tf")
     with pytest.raises(OSError, match="no assets/saved_model.json"):
         os.remove(path / "assets" / "saved_model.json")
         tf.keras.models.load_model(str(path))
