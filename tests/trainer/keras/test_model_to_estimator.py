@@ -176,3 +176,21 @@ def test_subclassed_models_and_argument_errors(tmp_path):
     with pytest.raises(ValueError, match="set both in constructor and `RunConfig`"):
         tf.keras.estimator.model_to_estimator(keras_model=tiny, model_dir=str(tmp_path / "a"),
                                               config=tf.estimator.RunConfig(model_dir=str(tmp_path / "b")))
+
+
+def test_compile_with_target_tensors():
+    """What the model_fn uses: the targets are given tensors (no target placeholder is fed)."""
+    x, y = _data(16)
+    model = _model()
+    labels = tf.constant(y)
+    model.compile(tf.keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", target_tensors=[labels])
+    assert model._feed_targets == []
+    loss = tf.keras.backend.get_session().run(model.total_loss, {model.inputs[0]: x})
+    want = _model().evaluate(x, y, batch_size=16, verbose=0)[0]
+    assert loss == pytest.approx(want, rel=1e-5)
+    with pytest.raises(ValueError, match="one entry per model output"):
+        model.compile("sgd", "mse", target_tensors=[labels, labels])
+    with pytest.raises(ValueError, match='Unknown entry in `target_tensors` dictionary: "nope"'):
+        model.compile("sgd", "mse", target_tensors={"nope": labels})
+    with pytest.raises(TypeError, match="Expected `target_tensors`"):
+        model.compile("sgd", "mse", target_tensors=3)

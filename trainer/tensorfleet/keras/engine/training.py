@@ -18,6 +18,7 @@ from .. import optimizers as optimizers_module
 from ..callbacks.base import ModeKeys
 from . import training_arrays
 from . import training_compile as tc
+from .training_utils import standardize_sample_or_class_weights
 from .network import Network
 
 
@@ -61,8 +62,8 @@ class Model(Network):
         modes = args["sample_weight_mode"]
         modes = [modes.get(n) if isinstance(modes, dict) else (modes[i] if isinstance(modes, list) else modes)
                  for i, n in enumerate(names)]
-        targets = tc.per_output(args["target_tensors"], names, "target_tensors")
-        weights = tc.per_output(args["sample_weight_tensors"], names, "sample_weights")
+        targets = tc.standardize_target_tensors(args["target_tensors"], names)
+        weights = standardize_sample_or_class_weights(args["sample_weight_tensors"], names, "sample_weight")
         with K.get_graph().as_default():
             self._endpoints = [tc.Endpoint(o, n, fn, w, m, target=t, sample_weight=sw) for o, n, fn, w, m, t, sw
                                in zip(self.outputs, names, loss_fns, loss_weights, modes, targets, weights)]

@@ -235,22 +235,26 @@ class Endpoint:
         return shape
 
 
-def per_output(values, output_names, what):
-    """`compile(target_tensors=...)` (or sample weight tensors) as one entry (or None) per output: a tensor for a
-    single output, a list in output order, or a dict by output name."""
-    if values is None:
+def standardize_target_tensors(target_tensors, output_names):
+    """`compile(target_tensors=...)` as one tensor (or None) per output, with TF 1.15's checks."""
+    if target_tensors is None:
         return [None] * len(output_names)
-    if isinstance(values, dict):
-        unknown = set(values) - set(output_names)
-        if unknown:
-            raise ValueError(f"Unknown entries in {what} dictionary: {sorted(unknown)}. Only expected following keys: "
-                             f"{output_names}")
-        return [values.get(name) for name in output_names]
-    values = list(values) if isinstance(values, (list, tuple)) else [values]
-    if len(values) != len(output_names):
-        raise ValueError(f"When passing a list as `{what}`, it should have one entry per model output. The model has "
-                         f"{len(output_names)} outputs, but you passed {what}={values}")
-    return values
+    if isinstance(target_tensors, (list, tuple)):
+        if len(target_tensors) != len(output_names):
+            raise ValueError(f"When passing a list as `target_tensors`, it should have one entry per model output. "
+                             f"The model has {len(output_names)} outputs, but you passed "
+                             f"target_tensors={target_tensors}")
+        return list(target_tensors)
+    if isinstance(target_tensors, dict):
+        for name in target_tensors:
+            if name not in output_names:
+                raise ValueError(f'Unknown entry in `target_tensors` dictionary: "{name}". Only expected the '
+                                 f"following keys: {output_names}")
+        return [target_tensors.get(name) for name in output_names]
+    if hasattr(target_tensors, "dtype") and hasattr(target_tensors, "op"):
+        return [target_tensors]
+    raise TypeError(f"Expected `target_tensors` to be a list or tuple or dict or a single tensor, but got: "
+                    f"{target_tensors}")
 
 
 def flat(x):
