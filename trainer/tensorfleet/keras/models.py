@@ -1,15 +1,16 @@
-"""`tf.keras.models` (TF 1.15): Model, Sequential, and models from configs (`model_from_config`,
-`model_from_json`: JSON text, parsed, never evaluated) and `clone_model` (same architecture, new weights).
-
-(`save_model`/`load_model` come with the SavedModel/HDF5 work: docs/keras.md.)
+"""`tf.keras.models` (TF 1.15): Model, Sequential, models from configs (`model_from_config`, `model_from_json`:
+JSON text, parsed, never evaluated), `clone_model` (same architecture, new weights), and `save_model` /
+`load_model` (keras/saving: HDF5 or a SavedModel).
 """
 from __future__ import annotations
 
 import json
 
+from .cloning import clone_and_build_model, clone_model  # noqa: F401  (clone_and_build_model: TF's internal name)
 from .engine.sequential import Sequential
 from .engine.training import Model
 from .layers.serialization import deserialize as _deserialize_layer
+from .saving import load_model, save_model
 
 
 def model_from_config(config, custom_objects=None):
@@ -23,11 +24,4 @@ def model_from_json(json_string, custom_objects=None):
     return _deserialize_layer(json.loads(json_string), custom_objects=custom_objects)
 
 
-def clone_model(model, input_tensors=None, clone_function=None):
-    """A new model with the same layers' configs (new, freshly initialised weights)."""
-    if input_tensors is not None or clone_function is not None:
-        raise NotImplementedError("clone_model: input_tensors and clone_function are not supported")
-    return model.__class__.from_config(model.get_config())
-
-
-__all__ = ["Model", "Sequential", "clone_model", "model_from_config", "model_from_json"]
+__all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_config", "model_from_json", "save_model"]

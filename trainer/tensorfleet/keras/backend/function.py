@@ -71,6 +71,9 @@ class GraphExecutionFunction:
             raise ValueError(f"Some keys in session_kwargs are not supported at this time: {session_kwargs.keys()}")
         self._callable_fn = None
         self._callable_key = None
+        self._np_dtypes = [t.dtype.as_numpy_dtype for t in self.inputs]
+        self._flat_outputs = isinstance(outputs, list) and not any(isinstance(o, (list, tuple, dict))
+                                                                    for o in outputs)
 
     def _make_callable(self, session, feed_tensors):
         fetch_list = list(self.outputs) + list(self.fetches) + [self.updates_op]
@@ -78,13 +81,19 @@ class GraphExecutionFunction:
         extra = sorted(self.feed_dict, key=lambda t: t.name) if self.feed_dict else []
         run = session.make_callable(fetch_list, feed_list + extra)
         self._callable_fn = run
-        self._callable_key = (session, tuple(feed_list))
+        self._callable_key = self._key(session, feed_list)
+
+    def _key(self, session, feed_tensors):
+        """What the cached callable depends on: the session, the fed tensors and the extra fetches (callbacks
+        such as TensorBoard add fetches between runs)."""
+        return (session, tuple(feed_tensors), tuple(id(f) for f in self.fetches))
 
     def __call__(self, inputs):
-        inputs = _flatten(inputs)
+        if inputs.__class__ is not list or any(isinstance(v, (list, tuple, dict)) for v in inputs):
+            inputs = _flatten(inputs)
         session = get_session(inputs)
         feed_tensors, values, symbols, symbol_values = [], [], [], []
-        for tensor, value in zip(self.inputs, inputs):
+        for tensor, np_dtype, value in zip(self.inputs, self._np_dtypes, inputs):
             if value is None:
                 continue
             if isinstance(value, (Tensor, Variable)):
@@ -92,7 +101,6 @@ class GraphExecutionFunction:
                 symbol_values.append(value)
                 continue
             feed_tensors.append(tensor)
-            np_dtype = tensor.dtype.as_numpy_dtype
             values.append(value if value.__class__ is np.ndarray and value.dtype == np_dtype
                           else np.asarray(value, dtype=np_dtype))
         if symbols:  # evaluate the symbolic values first (TF connects them inside the same run)
@@ -101,12 +109,14 @@ class GraphExecutionFunction:
         if self.feed_dict:
             values.extend(np.asarray(self.feed_dict[k], dtype=k.dtype.as_numpy_dtype)
                           for k in sorted(self.feed_dict, key=lambda t: t.name))
-        if self._callable_fn is None or self._callable_key != (session, tuple(feed_tensors)):
+        if self._callable_fn is None or self._callable_key != self._key(session, feed_tensors):
             self._make_callable(session, feed_tensors)
         fetched = self._callable_fn(*values)
         n_out = len(self.outputs)
         if self.fetches:
             self._call_fetch_callbacks(fetched[n_out:n_out + len(self.fetches)])
+        if self._flat_outputs:
+            return list(fetched[:n_out])
         return _pack(self._outputs_structure, fetched[:n_out])
 
     def _call_fetch_callbacks(self, fetches_output):

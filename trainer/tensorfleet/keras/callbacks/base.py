@@ -112,11 +112,11 @@ class CallbackList:
 
     def _call_begin_hook(self, mode):
         for callback in self.callbacks:
-            getattr(callback, f"on_{mode}_begin")()
+            getattr(callback, f"on_{mode}_begin")(None)
 
     def _call_end_hook(self, mode):
         for callback in self.callbacks:
-            getattr(callback, f"on_{mode}_end")()
+            getattr(callback, f"on_{mode}_end")(None)
 
     def on_batch_begin(self, batch, logs=None):
         self._call_batch_hook(ModeKeys.TRAIN, "begin", batch, logs=logs)
@@ -219,3 +219,20 @@ def make_logs(model, logs, outputs, mode, prefix="", names=None):
     else:
         logs["outputs"] = outputs
     return logs
+
+
+class LambdaCallback(Callback):
+    """`LambdaCallback(on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None, on_batch_end=None,
+    on_train_begin=None, on_train_end=None, **kwargs)`: the given functions as hooks (epoch/batch hooks take
+    `(index, logs)`, train hooks `(logs)`); other keyword arguments become attributes."""
+
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_batch_begin=None, on_batch_end=None,
+                 on_train_begin=None, on_train_end=None, **kwargs):
+        super().__init__()
+        self.__dict__.update(kwargs)
+        self.on_epoch_begin = on_epoch_begin or (lambda epoch, logs: None)
+        self.on_epoch_end = on_epoch_end or (lambda epoch, logs: None)
+        self.on_batch_begin = on_batch_begin or (lambda batch, logs: None)
+        self.on_batch_end = on_batch_end or (lambda batch, logs: None)
+        self.on_train_begin = on_train_begin or (lambda logs: None)
+        self.on_train_end = on_train_end or (lambda logs: None)

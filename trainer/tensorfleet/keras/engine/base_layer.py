@@ -92,15 +92,20 @@ class Layer(LossesAndUpdates, NodeProperties):
                 or hasattr(type(self), name)):
             object.__setattr__(self, name, value)
             return
+        tracked = False
         for item in nest_flatten(value) if isinstance(value, (list, tuple, dict)) else [value]:
             if isinstance(item, Layer) and item is not self:
+                tracked = True
                 if not any(layer is item for layer in self._layers):
                     self._layers.append(item)
             elif isinstance(item, Variable):
+                tracked = True
                 weights = self._trainable_weights if item.trainable else self._non_trainable_weights
                 if not any(w is item for w in weights):
                     weights.append(item)
                 backend.track_variable(item)
+        if tracked:  # the attribute names checkpoints track these by (keras/saving/object_graph.py)
+            self.__dict__.setdefault("_tracked_attribute_names", {})[name] = None
         object.__setattr__(self, name, value)
 
     @contextlib.contextmanager
@@ -176,6 +181,9 @@ class Layer(LossesAndUpdates, NodeProperties):
             else:
                 raise ValueError(f"An initializer for variable {name} of type {dtype.name} is required for layer "
                                  f"{self.name}")
+        pending = self.__dict__.get("_deferred_restorations")
+        if pending and name in pending:  # a checkpoint loaded before this weight existed (keras/saving/tf_format)
+            initializer = np.asarray(pending.pop(name), dtype=dtype.as_numpy_dtype)
         variable = getter(name=name, shape=shape, dtype=dtype, initializer=initializer,
                           trainable=trainable and self.trainable, constraint=constraint, partitioner=partitioner,
                           collections=kwargs.get("collections"))

@@ -298,6 +298,22 @@ class Network(Layer):
         from ..utils.layer_utils import print_summary
         print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
 
+    # -- saving (keras/saving) ------------------------------------------------------------------------------
+    def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None, signatures=None):
+        """The whole model: HDF5 by default, a SavedModel with save_format='tf' (`tf.keras.models.save_model`)."""
+        from ..saving import save_model
+        save_model(self, filepath, overwrite, include_optimizer, save_format, signatures)
+
+    def save_weights(self, filepath, overwrite=True, save_format=None):
+        """The weights: HDF5 for `.h5`/`.keras`/`.hdf5` paths, else a TensorFlow object-based checkpoint."""
+        from ..saving import save_weights
+        save_weights(self, filepath, overwrite, save_format)
+
+    def load_weights(self, filepath, by_name=False):
+        """Loads weights saved by `save_weights` (either format; HDF5 `by_name` matches layers by name)."""
+        from ..saving import load_weights
+        return load_weights(self, filepath, by_name)
+
     def get_config(self):
         if not self._is_graph_network:
             raise NotImplementedError

@@ -18,6 +18,7 @@ from .. import optimizers as optimizers_module
 from ..callbacks.base import ModeKeys
 from . import training_arrays
 from . import training_compile as tc
+from .training_utils import standardize_sample_or_class_weights
 from .network import Network
 
 
@@ -38,15 +39,16 @@ class Model(Network):
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, sample_weight_mode=None,
                 weighted_metrics=None, target_tensors=None, distribute=None, **kwargs):
         """Configures training: the optimizer, the loss(es) per output and the metrics."""
-        if kwargs:
+        if set(kwargs) - {"_sample_weight_tensors"}:  # (model_to_estimator passes the input_fn's sample weights)
             raise TypeError(f"Invalid keyword argument(s) in `compile`: {sorted(kwargs)}")
-        if target_tensors is not None or distribute is not None:
-            raise NotImplementedError("compile: target_tensors and distribute are not supported")
+        if distribute is not None:
+            raise NotImplementedError("compile: distribute is not supported")
         with self._no_tracking():
             self.optimizer = optimizers_module.get(optimizer)
             self.loss = loss or {}
             self._compile_args = dict(metrics=metrics, weighted_metrics=weighted_metrics, loss_weights=loss_weights,
-                                      sample_weight_mode=sample_weight_mode)
+                                      sample_weight_mode=sample_weight_mode, target_tensors=target_tensors,
+                                      sample_weight_tensors=kwargs.pop("_sample_weight_tensors", None))
             self._is_compiled = True
             if not self.inputs:  # subclassed / deferred: compiled when the data sets the inputs
                 return
@@ -60,9 +62,11 @@ class Model(Network):
         modes = args["sample_weight_mode"]
         modes = [modes.get(n) if isinstance(modes, dict) else (modes[i] if isinstance(modes, list) else modes)
                  for i, n in enumerate(names)]
+        targets = tc.standardize_target_tensors(args["target_tensors"], names)
+        weights = standardize_sample_or_class_weights(args["sample_weight_tensors"], names, "sample_weight")
         with K.get_graph().as_default():
-            self._endpoints = [tc.Endpoint(o, n, fn, w, m)
-                               for o, n, fn, w, m in zip(self.outputs, names, loss_fns, loss_weights, modes)]
+            self._endpoints = [tc.Endpoint(o, n, fn, w, m, target=t, sample_weight=sw) for o, n, fn, w, m, t, sw
+                               in zip(self.outputs, names, loss_fns, loss_weights, modes, targets, weights)]
             shapes = [tuple(o.shape.as_list()) if o.shape.ndims is not None else (None,) for o in self.outputs]
             per_output = tc.collect_per_output_metrics(args["metrics"], names, shapes, loss_fns)
             weighted = tc.collect_per_output_metrics(args["weighted_metrics"], names, shapes, loss_fns, True)
@@ -82,13 +86,15 @@ class Model(Network):
                         metric._name = unique
                         used.append(unique)
                         target[unique] = metric
-            self._feed_targets = [e.target for e in self._endpoints if e.loss_fn is not None]
+            self._feed_targets = [e.target for e in self._endpoints
+                                  if e.loss_fn is not None and e.target_is_placeholder]
             self._feed_sample_weights = [e.sample_weight for e in self._endpoints if e.loss_fn is not None]
             self._feed_output_names = [e.output_name for e in self._endpoints if e.loss_fn is not None]
             self.total_loss, self._loss_results, self._metric_results = tc.build_loss_and_metrics(
                 self, self.outputs, [e.target for e in self._endpoints],
                 [e.sample_weight for e in self._endpoints])
-        self._collected_trainable_weights = self.trainable_weights
+        with self._no_tracking():  # a record, not weights of the model's own
+            self._collected_trainable_weights = self.trainable_weights
         self.train_function = self.test_function = self.predict_function = None
 
     def _unique_metric_name(self, name, output_index, used):
@@ -99,6 +105,12 @@ class Model(Network):
             name = f"{base}_{j}"
             j += 1
         return name
+
+    @property
+    def _compile_metric_functions(self):
+        """The compiled metric objects (per output: metrics, then weighted metrics), as TF names them."""
+        return [m for e in self._endpoints if e.loss_fn is not None
+                for m in list(e.metrics.values()) + list(e.weighted_metrics.values())]
 
     @property
     def metrics(self):

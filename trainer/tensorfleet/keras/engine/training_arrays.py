@@ -72,8 +72,7 @@ def model_iteration(model, inputs, targets=None, sample_weights=None, batch_size
     # The progress bar runs beside the callbacks, in every mode (TF 1.15's training_arrays does the same).
     progbar = ProgbarLogger(count_mode, stateful_metrics=model.metrics_names[1:] if mode != ModeKeys.PREDICT
                             else None)
-    progbar.params = callbacks.params
-    progbar.params["verbose"] = verbose
+    progbar.params = dict(callbacks.params, verbose=verbose)  # a copy: the validation run shares the callbacks
     agg_cls = tu.OutputsAggregator if mode == ModeKeys.PREDICT else tu.MetricsAggregator
     aggregator = agg_cls(use_steps, num_samples=None if steps_per_epoch else num, steps=steps_per_epoch)
     model.stop_training = False
@@ -125,18 +124,21 @@ def model_iteration(model, inputs, targets=None, sample_weights=None, batch_size
 
 
 class _Hooks:
-    """The batch hooks of the callbacks, then of the progress bar."""
+    """The batch hooks of the callbacks, then of the progress bar (which shows nothing at verbose=0: skipped)."""
 
     def __init__(self, callbacks, progbar, mode, names):
-        self.callbacks, self.progbar, self.mode, self.names = callbacks, progbar, mode, names
+        self.callbacks, self.mode, self.names = callbacks, mode, names
+        self.progbar = progbar if progbar.params.get("verbose") else None
 
     def begin(self, batch, logs):
         self.callbacks._call_batch_hook(self.mode, "begin", batch, logs)
-        self.progbar.on_batch_begin(batch, logs)
+        if self.progbar is not None:
+            self.progbar.on_batch_begin(batch, logs)
 
     def end(self, batch, logs):
         self.callbacks._call_batch_hook(self.mode, "end", batch, logs)
-        self.progbar.on_batch_end(batch, logs)
+        if self.progbar is not None:
+            self.progbar.on_batch_end(batch, logs)
 
 
 def _run_steps(model, f, ins, steps_per_epoch, hooks, aggregator, mode, is_dataset, epochs):

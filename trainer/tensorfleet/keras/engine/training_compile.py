@@ -197,7 +197,7 @@ def build_loss_and_metrics(model, outputs, targets, sample_weights, inputs=None)
 class Endpoint:
     """One model output in training: its loss, weight, target/sample-weight placeholders and metrics."""
 
-    def __init__(self, output, name, loss_fn, loss_weight, sample_weight_mode):
+    def __init__(self, output, name, loss_fn, loss_weight, sample_weight_mode, target=None, sample_weight=None):
         self.output, self.output_name = output, name
         self.loss_fn, self.loss_weight = loss_fn, loss_weight
         self.loss_name = name + "_loss"
@@ -206,11 +206,16 @@ class Endpoint:
         self.weighted_metrics: dict = {}
         self.output_loss_metric = None
         self.target = self.sample_weight = None
+        self.target_is_placeholder = target is None
         if loss_fn is None:
             return
         shape = output.shape
         ndim = shape.ndims if shape.ndims is not None else 2
-        self.target = K.placeholder(ndim=ndim, name=name + "_target", dtype=output.dtype)
+        self.target = target if target is not None else K.placeholder(ndim=ndim, name=name + "_target",
+                                                                      dtype=output.dtype)
+        if sample_weight is not None:  # a tensor from model_to_estimator's input
+            self.sample_weight = sample_weight
+            return
         temporal = sample_weight_mode == "temporal"
         default = array_ops.constant([[1.0]] if temporal else [1.0], dtype=_dtypes.as_dtype(K.floatx()))
         self.sample_weight = array_ops.placeholder_with_default(default, shape=[None, None] if temporal else [None],
@@ -228,6 +233,28 @@ class Endpoint:
                 and getattr(losses_module, self.loss_fn.fn.__name__, None) is None):
             return None
         return shape
+
+
+def standardize_target_tensors(target_tensors, output_names):
+    """`compile(target_tensors=...)` as one tensor (or None) per output, with TF 1.15's checks."""
+    if target_tensors is None:
+        return [None] * len(output_names)
+    if isinstance(target_tensors, (list, tuple)):
+        if len(target_tensors) != len(output_names):
+            raise ValueError(f"When passing a list as `target_tensors`, it should have one entry per model output. "
+                             f"The model has {len(output_names)} outputs, but you passed "
+                             f"target_tensors={target_tensors}")
+        return list(target_tensors)
+    if isinstance(target_tensors, dict):
+        for name in target_tensors:
+            if name not in output_names:
+                raise ValueError(f'Unknown entry in `target_tensors` dictionary: "{name}". Only expected the '
+                                 f"following keys: {output_names}")
+        return [target_tensors.get(name) for name in output_names]
+    if hasattr(target_tensors, "dtype") and hasattr(target_tensors, "op"):
+        return [target_tensors]
+    raise TypeError(f"Expected `target_tensors` to be a list or tuple or dict or a single tensor, but got: "
+                    f"{target_tensors}")
 
 
 def flat(x):

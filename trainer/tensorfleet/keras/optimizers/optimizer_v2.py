@@ -13,6 +13,8 @@ the step). Setting `opt.lr = v` (alias of `learning_rate`) after the variables e
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ... import dtypes as _dtypes
 from ...graph import Operation, Tensor
 from ...autodiff import gradients as _gradients
@@ -147,6 +149,9 @@ class OptimizerV2:
 
     def add_weight(self, name, shape, dtype=None, initializer="zeros", trainable=None, **kwargs):
         dtype = _dtypes.as_dtype(dtype or _dtypes.float32)
+        pending = self.__dict__.get("_deferred_restorations")
+        if pending and name in pending:  # a checkpoint loaded before this variable existed (keras/saving)
+            initializer = np.asarray(pending.pop(name), dtype=dtype.as_numpy_dtype)
         if isinstance(initializer, str) or callable(initializer):
             init = initializers.get(initializer)
 
@@ -165,6 +170,9 @@ class OptimizerV2:
         slots = self._slots.setdefault(_var_key(var), {})
         weight = slots.get(slot_name)
         if weight is None:
+            pending = self.__dict__.get("_deferred_slot_restorations")
+            if pending and (_var_key(var), slot_name) in pending:  # loaded before `fit` made the slot
+                initializer = np.asarray(pending.pop((_var_key(var), slot_name)), dtype=var.dtype.as_numpy_dtype)
             init = initializers.get(initializer) if isinstance(initializer, str) or callable(initializer) else None
 
             def initial_value():
