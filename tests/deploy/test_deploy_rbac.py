@@ -122,7 +122,9 @@ async def test_default_rbac_allows_every_request_and_no_more(cluster):
     secret = {'apiVersion': 'v1', 'kind': 'Secret', 'metadata': {'name': 'stale-rpc-token', 'namespace': 'ns'}}
     await cluster.call('POST', '/api/v1/namespaces/ns/secrets', secret)
     await cluster.create_job(tfjob('stale', worker=1))
-    await cluster.start(login=login(cluster))
+    # (no clean-up grace: the running pods of the succeeded job below are deleted by the operator itself, before
+    # its ttlSecondsAfterFinished 0 deletes the job)
+    await cluster.start(login=login(cluster), clean_pod_grace_seconds=0)
     await cluster.wait_for(lambda: ('', 'secrets', 'get') in used(cluster), what='the Secret read back')
     # 2: a ps/worker job to success (children, status, events, cleanup of the running pods),
     #    deleted by its ttlSecondsAfterFinished.

@@ -246,3 +246,13 @@ def test_float32_scalars_do_not_upcast():
     for t in (x * 2.5, x + np.float64(1.0), 2 ** x, x / 3, tf.maximum(x, 0.1)):
         assert t.dtype == tf.float32
         assert run(t, feed={x: [1.0, 2.0]}).dtype == np.float32
+
+
+@pytest.mark.parametrize("x", [np.float32(3.0), np.arange(6, dtype=np.float32).reshape(2, 3)])
+def test_div_no_nan_by_a_scalar_is_x_over_y_and_zero_where_y_is_zero(x):
+    # TF's rule: 0 where the divisor is 0 (even for 0/0 and x/0), else x / y; Keras divides by a count every step
+    for y in (np.float32(2.0), np.float32(0.0), np.float32(-0.5)):
+        got = run(tf.div_no_nan(tf.constant(x), tf.constant(y)))
+        want = np.zeros_like(x) if y == 0 else x / y
+        assert got.dtype == np.float32 and got.shape == np.shape(x)
+        np.testing.assert_array_equal(got, want)

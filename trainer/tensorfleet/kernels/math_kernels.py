@@ -46,6 +46,8 @@ def realdiv(ctx, x, y):
 @register_kernel("DivNoNan")
 def div_no_nan(ctx, x, y):
     xp = ctx.xp
+    if xp is np and y.ndim == 0:   # a scalar divisor (Keras's sum / count every step): no masks, no temporaries
+        return (x / y).astype(x.dtype, copy=False) if y != 0 else np.zeros(x.shape, x.dtype)
     zero = y == 0
     out = x / xp.where(zero, xp.ones((), dtype=y.dtype), y)
     return xp.where(zero, xp.zeros((), dtype=out.dtype), out).astype(x.dtype, copy=False)
