@@ -109,7 +109,7 @@ def render() -> str:
 
     top: dict = {}
     namespaces, impl = {}, []
-    for name in _public(vars(tf)):
+    for name in _public(dir(tf)):   # dir: also the namespaces imported on first use
         obj = getattr(tf, name)
         if isinstance(obj, (types.ModuleType, types.SimpleNamespace)):
             if name in TF_NAMESPACES or name in OWN_NAMESPACES or name == "compat":
