@@ -146,11 +146,11 @@ def test_notes_name_the_full_resource(helm, group):
 
 
 def test_clean_pod_grace_reaches_the_operators_child_options():
-    """cleanPodGraceSeconds (default 30; 0 = Kubeflow's immediate clean-up) -> --clean-pod-grace -> the core."""
+    """cleanPodGraceSeconds (default 10; 0 = Kubeflow's immediate clean-up) -> --clean-pod-grace -> the core."""
     import pytest as _pytest
 
     from tensorfleet_operator.__main__ import build_config, parse_args
-    for sets, expected in (([], 30.0), (['--set', 'cleanPodGraceSeconds=0'], 0.0),
+    for sets, expected in (([], 10.0), (['--set', 'cleanPodGraceSeconds=0'], 0.0),
                            (['--set', 'cleanPodGraceSeconds=45'], 45.0)):
         _, c = deployment(*sets)
         args = parse_args(c['args'])

@@ -120,7 +120,8 @@ if est.config.is_chief:
 def test_iterator_input_fn_across_a_ps_cluster(tmp_path, worker_late):
     """The TF1 idiom (an input_fn returning an iterator's get_next()) trains on a chief + ps + worker cluster:
     the iterator lives in each trainer's host-side input graph, never in a partition sent to the ps. The chief's end
-    releases the ps; a worker that starts only after the chief has finished finds the final checkpoint and stops."""
+    releases the ps, which serves until the worker has ended too; a worker that starts only after the chief has
+    finished (and the ps is released) finds the final checkpoint, stops, and then the ps exits 0."""
     script = tmp_path / "linear.py"
     script.write_text(SCRIPT)
     cluster = cu.operator_cluster({"chief": 1, "ps": 1, "worker": 1})
@@ -132,8 +133,9 @@ def test_iterator_input_fn_across_a_ps_cluster(tmp_path, worker_late):
             procs.append(cu.start(argv, cluster, "worker", 0, str(tmp_path)))
         procs.append(cu.start(argv, cluster, "chief", 0, str(tmp_path)))
         if worker_late:   # the chief trains alone, releases the cluster and exits; then the worker starts
-            assert cu.wait_all(procs, 180), {os.path.basename(p.log_path): cu.read_log(p) for p in procs}
+            assert cu.wait_all(procs[-1:], 180), {os.path.basename(p.log_path): cu.read_log(p) for p in procs}
             assert "Loss for final step" in cu.read_log(procs[-1])
+            assert procs[0].poll() is None   # the released ps waits for the worker, which has not ended yet
             procs.insert(1, cu.start(argv, cluster, "worker", 0, str(tmp_path)))
         finished = cu.wait_all(procs, 180)
         out = {os.path.basename(p.log_path)[:-4]: cu.read_log(p) for p in procs}

@@ -1,15 +1,13 @@
 """--keep-checkpoints holds across restarts of the chief (issue 26, item 5): a chief killed and restarted ten
 times keeps at most that many checkpoints (+ the one being written when it was killed), and at most that
 many once a run ends normally. Each run is the launcher's own `cli.main` in a forked child of the test
-process (tensorfleet and scikit-learn already imported, so ten restarts cost no interpreter starts), on
-scikit-learn's digits; the child is SIGKILLed once a varying number of new checkpoints appeared. Oracle:
-the checkpoints on disk (`.index` files, listed by the OS)."""
+process (tensorfleet already imported, so ten restarts cost no interpreter starts), on scikit-learn's digits
+(read from its bundled file, without importing scikit-learn); the child is SIGKILLed once a varying number
+of new checkpoints appeared. Oracle: the checkpoints on disk (`.index` files, listed by the OS)."""
 import os
 import re
 import signal
 import time
-
-import sklearn.datasets  # noqa: F401 - imported once here, so each forked run needs no import
 
 from tensorfleet_train import cli
 

@@ -46,6 +46,10 @@ while not pathlib.Path(sys.argv[1]).exists() and time.monotonic() < deadline:
 
 
 def run_job(tmp_path, body, *extra, timeout=120, env=None):
+    # these scripts' replicas never end by themselves: cleanPodPolicy's clean-up at once (Kubeflow's), not after
+    # Tensorfleet's grace (tests/local/test_local_examples.py's real trainers end within it)
+    if '--clean-pod-grace' not in extra:
+        extra = ('--clean-pod-grace', '0', *extra)
     path = write_job(tmp_path, body)
     run_dir = tmp_path / 'run'
     proc = tensorfleet('run', path, '--run-dir', run_dir, '--no-tui', *extra, timeout=timeout, env=env)

@@ -44,6 +44,8 @@ class Harness:
 
     # -- operator lifecycle -------------------------------------------------
     def config(self, **config: Any) -> OperatorConfig:
+        # Kubeflow's clean-up at once unless a test sets Tensorfleet's grace (test_op_clean_grace.py does)
+        config.setdefault('clean_pod_grace_seconds', 0.0)
         return OperatorConfig(api_group=self.group, debounce_seconds=0.01, error_backoff_seconds=(0.2, 0.5, 1.0),
                               **config)
 

@@ -308,13 +308,13 @@ def test_a_succeeded_jobs_running_pods_are_deleted_only_after_the_grace_and_thos
     ended = pod('j', 'chief', 0, 'Succeeded', exit_code=0)
     plan = step(body, [ended, pod('j', 'ps', 0), pod('j', 'worker', 0), pod('j', 'worker', 1)], opts=ChildOptions())
     assert conds(body)['Succeeded'] == 'True'
-    assert plan.delete_pods == [] and plan.cleanup_pending and plan.requeue_after == 30.0
-    ten = NOW + datetime.timedelta(seconds=10)
+    assert plan.delete_pods == [] and plan.cleanup_pending and plan.requeue_after == 10.0   # the default grace
+    four = NOW + datetime.timedelta(seconds=4)
     done = [ended, pod('j', 'ps', 0, 'Succeeded', exit_code=0), pod('j', 'worker', 0, 'Succeeded', exit_code=0),
             pod('j', 'worker', 1)]
-    plan = step(body, done, now=ten, opts=ChildOptions())
-    assert plan.delete_pods == [] and plan.requeue_after == 20.0
-    plan = step(body, done, now=NOW + datetime.timedelta(seconds=30), opts=ChildOptions())
+    plan = step(body, done, now=four, opts=ChildOptions())
+    assert plan.delete_pods == [] and plan.requeue_after == 6.0
+    plan = step(body, done, now=NOW + datetime.timedelta(seconds=10), opts=ChildOptions())
     assert plan.delete_pods == ['j-worker-1'] and not plan.cleanup_pending   # the straggler, at the end of the grace
     entries = body['status']['replicaStatuses']
     assert entries['PS']['replicas'][0]['phase'] == 'Succeeded'              # kept, with its logs

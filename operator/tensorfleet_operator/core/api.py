@@ -96,7 +96,7 @@ DEFAULT_REPLICAS = 1
 DEFAULT_RESTART_POLICY = RestartPolicy.NEVER
 # Kubeflow defaults to None since #1754, which lets never-ending ps pods hold nodes.
 DEFAULT_CLEAN_POD_POLICY = CleanPodPolicy.RUNNING
-DEFAULT_CLEAN_POD_GRACE_SECONDS = 30.0   # see core/job_end.py
+DEFAULT_CLEAN_POD_GRACE_SECONDS = 10.0   # see core/job_end.py
 EXIT_CODE_RETRYABLE_MIN = 128   # ExitCode policy: codes >= 128 (signals) are retried
 
 # Labels: Kubeflow's keys plus the same keys under our own prefix.

@@ -4,7 +4,7 @@ Part of the pure core, called by ``plan.reconcile`` (and for suspension, which d
 way). Kubeflow deletes a succeeded job's still-running pods at once under ``cleanPodPolicy: Running``. But a
 Tensorfleet ps ends by itself once every worker has ended (the trainer's release rule), and a worker may still be
 in its last steps or its final evaluation when the chief succeeds. So a succeeded job's running pods are deleted
-only ``ChildOptions.clean_pod_grace_seconds`` (default 30) after its completion: those that end meanwhile stay,
+only ``ChildOptions.clean_pod_grace_seconds`` (default 10) after its completion: those that end meanwhile stay,
 Succeeded with their logs, and the plan says to look again at the end of the grace (``Plan.cleanup_pending``).
 A failed job's pods, and every child under ``cleanPodPolicy: All``, go at once.
 """

@@ -35,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument('--grace-period', type=float, default=10.0, metavar='SECONDS',
                      help='SIGTERM to SIGKILL when stopping a replica, unless its pod sets '
                           'terminationGracePeriodSeconds (default 10)')
+    run.add_argument('--clean-pod-grace', type=float, default=None, metavar='SECONDS',
+                     help="cleanPodPolicy Running stops a succeeded job's still-running replicas this long after it "
+                          "succeeded, as the operator's --clean-pod-grace (default 10; 0: at once, as Kubeflow)")
     run.add_argument('--restart-backoff', type=float, default=1.0, metavar='SECONDS',
                      help='first delay of an in-place restart (doubles each time, at most 30 s; default 1)')
     run.add_argument('--workdir', default=None, metavar='DIR',

@@ -71,10 +71,10 @@ def python_wrappers(bin_dir: pathlib.Path, python: str) -> pathlib.Path:
 class LocalRun:
     def __init__(self, body: dict[str, Any], job: core.JobSpec, placement: Placement, python: str,
                  run_dir: RunDir, tui: bool, grace: float, backoff: float, manifest_path: str,
-                 workdir: str | None = None) -> None:
+                 workdir: str | None = None, opts: Any = None) -> None:
         self.body = body
         self.job = job
-        self.opts = core.ChildOptions()
+        self.opts = opts or core.ChildOptions()
         self.placement = placement
         self.python = python
         self.run_dir = run_dir
@@ -310,7 +310,10 @@ def run_command(args: argparse.Namespace) -> int:
     body['metadata']['creationTimestamp'] = core.timestamp(datetime.datetime.now(datetime.timezone.utc))
     python = _python(args.python)
     placement = plan_placement(job, gpu_devices(args.gpus), secrets.token_urlsafe(32), args.base_port)
-    opts = core.ChildOptions()
+    if args.clean_pod_grace is not None and args.clean_pod_grace < 0:
+        raise UsageError(f'--clean-pod-grace {args.clean_pod_grace:g}: must be >= 0')
+    opts = core.ChildOptions() if args.clean_pod_grace is None else core.ChildOptions(
+        clean_pod_grace_seconds=args.clean_pod_grace)
     workdir = None
     if args.workdir is not None:
         if not os.path.isdir(args.workdir):
@@ -321,4 +324,4 @@ def run_command(args: argparse.Namespace) -> int:
     run_dir = RunDir(pathlib.Path(args.run_dir) if args.run_dir else default_run_dir(job.name))
     tui = sys.stdout.isatty() and not args.no_tui
     return LocalRun(body, job, placement, python, run_dir, tui, args.grace_period, args.restart_backoff,
-                    args.manifest, workdir).run()
+                    args.manifest, workdir, opts).run()
