@@ -287,23 +287,13 @@ class Master:
                        keep_serving: bool = False, ended_task: str = "") -> list:
         """Sends a Shutdown call (see shutdown.py) to every task of `job` other than this one, all at once, each
         bounded by the connect timeout; returns the tasks that could not be told (already gone)."""
+        from .shutdown import tell_all   # late: shutdown.py is the layer above (it uses this method)
+
         own = _task_name(self.job, self.task)
-        targets = [(name, address) for name, address in self.tasks()
-                   if name.startswith(f"/job:{job}/") and name != own]
-        failed: list = []
-
-        def tell(name: str, address: str) -> None:
-            try:
-                self.worker(name, address).shutdown(reason, exit_code, keep_serving, ended_task)
-            except Exception:   # noqa: BLE001 - gone, refused, unresolvable: it cannot be told, say which
-                failed.append(name)
-
-        threads = [threading.Thread(target=tell, args=t, name=f"tf-shutdown-{t[0]}", daemon=True) for t in targets]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        return sorted(failed)
+        return tell_all(lambda name, address: self.worker(name, address).shutdown(reason, exit_code, keep_serving,
+                                                                                   ended_task),
+                        [(name, address) for name, address in self.tasks()
+                         if name.startswith(f"/job:{job}/") and name != own])
 
     def close(self) -> None:
         with self._lock:

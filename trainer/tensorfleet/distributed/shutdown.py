@@ -76,7 +76,7 @@ def server_for_target(target) -> Optional[object]:
 
 
 def release_cluster(server, reason: str = "training finished") -> list:
-    """The chief's end of training: tell the other workers, then stop every ps (see the module docstring).
+    """The chief's end of training: tell the other workers, then release every ps (see the module docstring).
     Idempotent; returns the tasks that could not be told (already gone)."""
     with _LOCK:
         if server.released_cluster:
@@ -119,19 +119,30 @@ def report_ended_for(cluster, job: str, index: int, reason: str) -> list:
     spec = cluster if isinstance(cluster, ClusterSpec) else ClusterSpec(cluster)
     request = service_pb2.ShutdownRequest(reason=reason, keep_serving=True,
                                           ended_task=f"/job:{job}/replica:0/task:{index}")
-    failed: list = []
 
     def tell(name: str, address: str) -> None:
         client = RpcClient(address, "WorkerService", name)
         try:
             client.call("Shutdown", request, service_pb2.ShutdownResponse, timeout=Timeouts().connect_seconds)
-        except Exception:   # noqa: BLE001 - gone, refused, unresolvable: it cannot be told, say which
-            failed.append(name)
         finally:
             client.close()
 
-    threads = [threading.Thread(target=tell, args=(f"/job:ps/replica:0/task:{i}", address), daemon=True)
-               for ps_job, i, address in spec.tasks() if ps_job == "ps"]
+    return tell_all(tell, [(f"/job:ps/replica:0/task:{i}", address) for job_, i, address in spec.tasks()
+                           if job_ == "ps"])
+
+
+def tell_all(tell, targets: list) -> list:
+    """`tell(name, address)` for every (task name, address) at once, each in its own thread (a call is bounded by
+    its own timeout); returns the names whose call failed in any way (gone, refused, unresolvable), sorted."""
+    failed: list = []
+
+    def one(name: str, address: str) -> None:
+        try:
+            tell(name, address)
+        except Exception:   # noqa: BLE001 - it cannot be told: say which
+            failed.append(name)
+
+    threads = [threading.Thread(target=one, args=t, name=f"tf-tell-{t[0]}", daemon=True) for t in targets]
     for t in threads:
         t.start()
     for t in threads:
