@@ -124,9 +124,13 @@ def test_colocate_with_shares_group_and_device():
     with tf.device("/cpu:0"):
         with tf.colocate_with(a):
             b = tf.identity(a, name="b")
-    assert b.op.colocation_groups() == ["loc:@a"]
+    assert b.op.colocation_groups() == [b"loc:@a"]
     assert b.device == "/device:GPU:1"
-    assert a.op.colocation_groups() == ["loc:@a"]
+    assert a.op.colocation_groups() == [b"loc:@a"]
+    # TF keeps the group as the `_class` attr (a list of bytes) of the colocated op only
+    assert b.op.get_attr("_class") == [b"loc:@a"]
+    with pytest.raises(ValueError, match="_class"):
+        a.op.get_attr("_class")
 
 
 def test_variable_read_assign_initializer_colocated_with_variable():
@@ -137,5 +141,5 @@ def test_variable_read_assign_initializer_colocated_with_variable():
         upd = v.assign_add(np.ones(3, np.float32))
         asg = tf.assign(v, np.ones(3, np.float32))
     for op in (v.initializer, read.op, upd.op, asg.op):
-        assert op.colocation_groups() == ["loc:@v"], op.name
+        assert op.colocation_groups() == [b"loc:@v"], op.name
         assert op.device == "/device:GPU:0", op.name

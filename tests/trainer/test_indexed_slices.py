@@ -174,4 +174,4 @@ def test_embedding_lookup_runs_where_its_table_lives():
         rows = tf.nn.embedding_lookup(table, [1, 2])
     assert table.device == "/job:ps/task:0"
     assert rows.op.device == table.device == "/job:ps/task:0"
-    assert rows.op.colocation_groups() == ["loc:@table"]
+    assert rows.op.colocation_groups() == [b"loc:@table"]

@@ -312,7 +312,7 @@ def test_gradient_descent_step_is_one_fused_op_and_never_writes_in_place():
     assert sorted(op.type for op in added) == ["ApplyGradientDescent", "Const", "NoOp"]
     apply = [op for op in added if op.type == "ApplyGradientDescent"][0]
     assert apply.get_attr("var") is w.op and len(apply.inputs) == 2
-    assert apply.colocation_groups() == ["loc:@w"]
+    assert apply.colocation_groups() == [b"loc:@w"]
     xv = np.ones((2, 784), np.float32)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())

@@ -42,7 +42,7 @@ def place_new_op(op: Operation, colocation_stack: list[Operation], device_stack:
     if colocation_stack:
         groups: list[str] = []
         for target in colocation_stack:
-            for g in target.colocation_groups():
+            for g in target._colocation_names():
                 if g not in groups:
                     groups.append(g)
         op._colocation_groups = groups

@@ -191,9 +191,16 @@ class Operation:
             self._control_inputs.append(op)
 
     def colocation_groups(self) -> list:
+        """TF's list of `b"loc:@<op>"` groups (bytes, as TF returns them); the op's own when it has none."""
+        return [g.encode() for g in self._colocation_names()]
+
+    def _colocation_names(self) -> list:
+        """`colocation_groups()` as str, the form placement and device scopes work with."""
         return list(self._colocation_groups) or [f"loc:@{self._name}"]
 
     def get_attr(self, name: str) -> Any:
+        if name == "_class" and self._colocation_groups:   # TF keeps colocation as this attr, bytes
+            return [g.encode() for g in self._colocation_groups]
         try:
             return self._attrs[name]
         except KeyError:

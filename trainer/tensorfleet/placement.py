@@ -71,7 +71,7 @@ class _ColocationIndex:
         ops = self._graph._ops
         for op in ops[self._seen:]:
             roots = []
-            for g in op.colocation_groups():
+            for g in op._colocation_names():
                 r = self._find(g)
                 if r not in roots:
                     roots.append(r)
@@ -86,7 +86,7 @@ class _ColocationIndex:
         self._seen = len(ops)
 
     def members(self, op) -> list:
-        return self._members[self._find(op.colocation_groups()[0])]
+        return self._members[self._find(op._colocation_names()[0])]
 
 
 class Placer:

@@ -99,7 +99,7 @@ def test_adam_slots_and_beta_powers_over_two_ps_tasks_as_tf_places_them():
                 "Adam/beta1": worker, "Adam/beta2": worker, "Adam/update": worker, "Adam": ps0}
     assert {name: g.get_operation_by_name(name).device for name in expected} == expected
     for name in ("beta1_power", "beta2_power", "Adam/Assign_1"):
-        assert g.get_operation_by_name(name).colocation_groups() == ["loc:@hid_b"]
+        assert g.get_operation_by_name(name).colocation_groups() == [b"loc:@hid_b"]
     for v in ("hid_w", "hid_b", "sm_w", "sm_b"):
         for slot in ("Adam", "Adam_1"):
-            assert g.get_operation_by_name(f"{v}/{slot}").colocation_groups() == [f"loc:@{v}"]
+            assert g.get_operation_by_name(f"{v}/{slot}").colocation_groups() == [f"loc:@{v}".encode()]
