@@ -3,6 +3,7 @@
 Run with the `tf1` extra (real TensorFlow, 1.15 or 2.x through `tf.compat.v1`), never in a test:
     python scripts/check_with_real_tf.py savedmodel [--tensorfleet-python PY] [--cases NAME ...] [--keep DIR]
     python scripts/check_with_real_tf.py checkpoints [--tensorfleet-python PY] [--keep DIR]
+    python scripts/check_with_real_tf.py training [--tensorfleet-python PY]
 
 `savedmodel`: tensorfleet, in its own interpreter (`--tensorfleet-python`, default $TENSORFLEET_PYTHON, else
 .venv/bin/python), trains and exports SavedModels (scripts/real_tf_savedmodel_cases.py: a softmax regression,
@@ -19,6 +20,11 @@ TensorFlow reads each with `list_variables` and `load_checkpoint(...).get_tensor
 `Saver.restore` into a graph of its own (the partitioned one into 3 and into 2 parts): every value must be
 exactly tensorfleet's. TF then saves the 5000 variables itself: its index must be byte-identical to
 tensorfleet's, and tensorfleet must read TF's checkpoint exactly.
+
+`training`: the same job (scripts/real_tf_training_case.py: dist-mnist's MLP and Adam from fixed initial
+values and fixed batches) runs in both runtimes, in one session and on 2 ps + 1 worker: the loss every 25 steps
+and the final cross entropy must agree within 1e-4 (relative), the global step exactly. One worker, so no
+interleaving: what it checks is the arithmetic and the distributed step, not async dynamics.
 
 Prints one line per case (and signature) and exits 0 when everything agrees (or TensorFlow is not importable:
 "skipped"), 1 otherwise.
@@ -174,6 +180,33 @@ def check_checkpoints(tf, args) -> int:
     return 1 if failures else 0
 
 
+def check_training(tf, args) -> int:
+    failures = 0
+    case = os.path.join(REPO, "scripts", "real_tf_training_case.py")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="3")
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "trainer"), env.get("PYTHONPATH", "")])
+    with tempfile.TemporaryDirectory() as work:
+        for mode in ("local", "distributed"):
+            got = {}
+            for impl, python in (("tensorfleet", args.tensorfleet_python), ("tensorflow", sys.executable)):
+                out = os.path.join(work, f"{impl}-{mode}.json")
+                if subprocess.run([python, case, impl, mode, out], env=env, timeout=600).returncode:
+                    print(f"{mode}: {impl} failed")
+                    return 1
+                with open(out) as f:
+                    got[impl] = json.load(f)
+            ours, theirs = got["tensorfleet"], got["tensorflow"]
+            a = np.array(ours["curve"] + [ours["final"]])
+            b = np.array(theirs["curve"] + [theirs["final"]])
+            worst = float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1.0)))
+            ok = worst <= 1e-4 and ours["global_step"] == theirs["global_step"]
+            failures += not ok
+            print(f"{mode}: final cross entropy {ours['final']:.4f} here, {theirs['final']:.4f} in real TF "
+                  f"{tf.__version__}; worst relative difference over the curve {worst:.1e}; global step "
+                  f"{ours['global_step']} / {theirs['global_step']}: {'agree' if ok else 'DIFFERENT'}")
+    return 1 if failures else 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -186,6 +219,8 @@ def main(argv=None) -> int:
     ck = sub.add_parser("checkpoints", help="real TF restores checkpoints written here; TF's bytes are ours")
     ck.add_argument("--tensorfleet-python", default=default_py, help="the interpreter tensorfleet is installed in")
     ck.add_argument("--keep", default=None, metavar="DIR", help="write into DIR (default: a temporary directory)")
+    tr = sub.add_parser("training", help="the same Adam job trains to the same losses here and in real TF")
+    tr.add_argument("--tensorfleet-python", default=default_py, help="the interpreter tensorfleet is installed in")
     args = parser.parse_args(argv)
     try:
         import tensorflow.compat.v1 as tf
@@ -194,7 +229,8 @@ def main(argv=None) -> int:
         return 0
     tf.disable_v2_behavior()
     tf.logging.set_verbosity(tf.logging.ERROR)
-    return {"savedmodel": check_savedmodel, "checkpoints": check_checkpoints}[args.what](tf, args)
+    checks = {"savedmodel": check_savedmodel, "checkpoints": check_checkpoints, "training": check_training}
+    return checks[args.what](tf, args)
 
 
 if __name__ == "__main__":
