@@ -1,7 +1,7 @@
 """Async Adam on 2 ps + 4 workers (Kubeflow's dist-mnist layout): final validation cross entropy, both runtimes.
 
     python bench/dist_mnist_adam.py [--runs 5] [--steps 400] [--ps 2] [--workers 4] [--late-join STEP]
-        [--start-together] [--staleness] [--tf-python PATH] [--baseline-trainer DIR]
+        [--start-together] [--staleness] [--pause-ms MS] [--tf-python PATH] [--baseline-trainer DIR]
 
 The job is a between-graph TF1 script in dist-mnist's style, written here: `replica_device_setter(cluster=)`,
 a 784-100-10 MLP (hid_w, hid_b, sm_w, sm_b), the summed clipped cross entropy, `AdamOptimizer(0.01)`
@@ -21,7 +21,9 @@ more workers, hence staler gradients, at a late stage of training. `--staleness`
 counter is read with the weights and bumped right after the step's update of hid_w: the number of other
 workers' updates between a step's read and its own update (its gradient's staleness; async Adam at this
 learning rate is very sensitive to it), printed per side. `--start-together`: the workers start training
-only once all their sessions are ready (no worker trains alone first).
+only once all their sessions are ready (no worker trains alone first). `--pause-ms MS`: every worker
+sleeps MS between its steps (time outside the read-to-update window, as an input pipeline's): the same
+steps with a shorter share of each spent between a read and its update, to test staleness as the cause.
 """
 from __future__ import annotations
 
@@ -125,6 +127,12 @@ def task_main(impl: str, spec: dict) -> None:
         return got
 
     local = 0
+    pause = spec["pause_ms"] / 1000
+
+    def paused_step():
+        time.sleep(pause)
+        return step()
+
     if spec["together"]:  # every worker's session is ready before any of them trains
         open(os.path.join(spec["logdir"], f"ready{index}"), "w").close()
         deadline = time.monotonic() + 120
@@ -139,7 +147,7 @@ def task_main(impl: str, spec: dict) -> None:
             time.sleep(0.005)
     while True:
         local += 1
-        if step() >= spec["steps"]:
+        if (paused_step() if pause else step()) >= spec["steps"]:
             break
     val = float(sess.run(xent, {x: data["val_x"], y_: data["val_y"]}))
     print(json.dumps({"xent": val, "local_steps": local, "staleness": stale}), flush=True)
@@ -171,7 +179,7 @@ def run_job(side: dict, args, data: str, workdir: str) -> dict:
             for i in range(n):
                 spec = {"cluster": cluster, "job": job, "index": i, "data": data, "logdir": logdir,
                         "steps": args.steps, "late_join": args.late_join, "staleness": args.staleness,
-                        "together": args.start_together}
+                        "together": args.start_together, "pause_ms": args.pause_ms}
                 p = subprocess.Popen([side["python"], os.path.abspath(__file__), "--task", side["impl"],
                                       json.dumps(spec)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, env=env)
@@ -228,6 +236,7 @@ def main() -> None:
     ap.add_argument("--late-join", type=int, default=0)
     ap.add_argument("--staleness", action="store_true")
     ap.add_argument("--start-together", action="store_true")
+    ap.add_argument("--pause-ms", type=float, default=0.0)
     ap.add_argument("--tf-python", default=sys.executable)
     ap.add_argument("--baseline-trainer", default="")
     ap.add_argument("--timeout", type=float, default=600)
@@ -241,7 +250,7 @@ def main() -> None:
     else:
         print(f"tensorflow: not importable by {args.tf_python} (--tf-python)")
     print(f"{args.ps} ps + {args.workers} workers, {args.steps} steps, late join {args.late_join or 'no'}, "
-          f"start together {'yes' if args.start_together else 'no'}, "
+          f"start together {'yes' if args.start_together else 'no'}, pause {args.pause_ms} ms, "
           f"{os.cpu_count()} CPUs, load average %.2f %.2f %.2f" % os.getloadavg(), flush=True)
     results: dict = {name: [] for name in sides}
     names = list(sides)

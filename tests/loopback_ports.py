@@ -5,11 +5,22 @@ outgoing connection of any process may take it as its source port before the tes
 2-core machine running test processes in parallel, that is an occasional "Address already in use". So ports are
 drawn at random below the ephemeral range (Linux: `ip_local_port_range`, 32768 by default), which outgoing
 connections never use, each checked free by binding it.
+
+A port checked free is still free only until somebody binds it, and a test's server may bind it seconds later
+(a process that starts late on purpose). Other pickers on the machine (the other pytest-xdist workers, a second
+suite run beside this one) would draw it meanwhile, so every port handed out is also reserved machine-wide for
+`RESERVE_SECONDS`: a file created with O_EXCL in a directory all pickers share; a reservation older than that is
+taken over (renamed away first, so two pickers cannot both take it).
 """
+import os
 import random
 import socket
+import tempfile
+import time
 
 _FLOOR = 20000
+RESERVE_SECONDS = 300
+_DIR = os.path.join(tempfile.gettempdir(), f"tensorfleet-test-ports-{os.getuid()}")
 
 
 def _ephemeral_floor() -> int:
@@ -20,8 +31,34 @@ def _ephemeral_floor() -> int:
         return 32768
 
 
+def _create(path: str) -> bool:
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        return True
+    except FileExistsError:
+        return False
+
+
+def _reserve(port: int, rng: random.Random) -> bool:
+    """True when this process now holds `port`'s reservation (new, or taken over from an expired one)."""
+    os.makedirs(_DIR, exist_ok=True)
+    path = os.path.join(_DIR, str(port))
+    if _create(path):
+        return True
+    try:
+        if time.time() - os.stat(path).st_mtime < RESERVE_SECONDS:
+            return False
+        aside = f"{path}.expired.{os.getpid()}.{rng.getrandbits(32)}"
+        os.rename(path, aside)   # only one picker's rename of this file succeeds
+        os.unlink(aside)
+    except FileNotFoundError:   # another picker took it over first
+        return False
+    return _create(path)
+
+
 def free_ports(n: int) -> list:
-    """`n` distinct ports free on 127.0.0.1 now, below the ephemeral range (bounded attempts)."""
+    """`n` distinct ports free on 127.0.0.1 now and reserved for this caller, below the ephemeral range
+    (bounded attempts)."""
     high = max(_ephemeral_floor(), _FLOOR + 1000)
     rng = random.SystemRandom()
     ports: list = []
@@ -34,6 +71,8 @@ def free_ports(n: int) -> list:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
+        if not _reserve(port, rng):
+            continue
         ports.append(port)
         if len(ports) == n:
             return ports

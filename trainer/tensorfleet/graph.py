@@ -4,8 +4,7 @@ Flow: op functions in `ops/` call `Graph.create_op`, which applies the current
 name scope, control dependencies, device scopes and colocation, then runs the
 op type's shape function from `op_registry`. `autodiff` walks these objects
 backwards; the executor prunes and runs them. Nothing here executes anything.
-`GraphKeys` (graph_keys.py, re-exported here) and the device placement of new ops
-(device_scope.py) sit beside this module.
+`GraphKeys` (graph_keys.py, re-exported) and new ops' placement (device_scope.py) sit beside it.
 """
 from __future__ import annotations
 
@@ -183,23 +182,20 @@ class Operation:
                 "input": [t.name for t in self._inputs] + ["^" + c.name for c in self._control_inputs]}
 
     def _set_device(self, device) -> None:
-        spec = device if isinstance(device, DeviceSpec) else DeviceSpec.from_string(device)
-        self._device = spec.to_string()
+        self._device = (device if isinstance(device, DeviceSpec) else DeviceSpec.from_string(device)).to_string()
 
     def _add_control_input(self, op: "Operation") -> None:
         if op not in self._control_inputs:
             self._control_inputs.append(op)
 
-    def colocation_groups(self) -> list:
-        """TF's list of `b"loc:@<op>"` groups (bytes, as TF returns them); the op's own when it has none."""
+    def colocation_groups(self) -> list:   # bytes, as TF's; the op's own group when it has none
         return [g.encode() for g in self._colocation_names()]
 
-    def _colocation_names(self) -> list:
-        """`colocation_groups()` as str, the form placement and device scopes work with."""
+    def _colocation_names(self) -> list:   # str, for placement and device scopes
         return list(self._colocation_groups) or [f"loc:@{self._name}"]
 
     def get_attr(self, name: str) -> Any:
-        if name == "_class" and self._colocation_groups:   # TF keeps colocation as this attr, bytes
+        if name == "_class" and self._colocation_groups:   # TF keeps colocation as this attr
             return [g.encode() for g in self._colocation_groups]
         try:
             return self._attrs[name]
