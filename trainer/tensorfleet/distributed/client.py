@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Optional
+from typing import Callable, NoReturn, Optional
 
 import grpc
 
@@ -162,47 +162,65 @@ class RpcClient:
         sock.settimeout(None)
         return sock, wire.FrameReader(sock, self.limits, self._buffers)
 
-    def _bulk_call(self, method: str, request, parts: list, payload_bytes: int,
-                   timeout: Optional[float] = None, cancel=None) -> tuple:
+    def _bulk_send(self, method: str, request, parts: list, payload_bytes: int, timeout: Optional[float] = None,
+                   cancel=None) -> tuple:
+        """Sends the request frame; -> what `_bulk_reply` needs to read the reply (the connection stays this
+        call's until then). _ConnectFailed when no connection could be made (nothing was sent)."""
         with self._pool_lock:
             conn = self._pool.pop() if self._pool else None
         if conn is None:
             conn = self._connect()
-        sock, reader = conn
+        sock = conn[0]
         header = wire.request_header(f"{self.service}/{method}", request.SerializeToString(), payload_bytes,
                                      self.token)   # the token first: the server checks it before reading more
         # a cancelled call drops its connection: the task sees it close and cancels the call there (caller_watch)
         forget = cancel.on_cancel(partial(_shut, sock)) if cancel is not None else None
+        sent = (conn, method, timeout, cancel, forget)
         try:
             sock.settimeout(timeout)
             wire.send_frame(sock, header, parts, payload_bytes)
+        except BaseException as e:
+            self._bulk_failed(sent, e)
+        return sent
+
+    def _bulk_reply(self, sent: tuple) -> tuple:
+        """Reads the reply of a `_bulk_send`; -> (CallHeader, payload)."""
+        conn, _, _, cancel, forget = sent
+        sock, reader = conn
+        try:
             reply, payload = reader.read()
             if reply is None:
                 raise ConnectionResetError("the task closed the connection")
             sock.settimeout(None)
-        except socket.timeout:
-            sock.close()  # the reply may still come: this connection is out of step, drop it
-            raise errors.DeadlineExceededError(None, None, f"{method} on task {self.task} at {self.address} did "
-                                                           f"not finish within {timeout:.3f} s") from None
-        except (OSError, wire.FrameError) as e:
-            sock.close()
-            if cancel is not None and cancel.cancelled:
-                raise self._cancelled(method, cancel) from None
-            with self._pool_lock:   # the other pooled sockets went to the same (gone) process
-                socks, self._pool = self._pool, []
-            for s, _ in socks:
-                s.close()
-            raise rpc_errors.unavailable(self.task, self.address, f"{type(e).__name__}: {e}") from None
-        finally:
-            if forget is not None:
-                forget()
+        except BaseException as e:
+            self._bulk_failed(sent, e)
+        if forget is not None:
+            forget()
         with self._pool_lock:
             if self._closed or (cancel is not None and cancel.cancelled):   # cancelled as the reply came: shut
-                sock.close()
                 sock.close()
             else:
                 self._pool.append(conn)
         return service_pb2.CallHeader.FromString(reply), payload
+
+    def _bulk_failed(self, sent: tuple, e: BaseException) -> NoReturn:
+        """A bulk call broke mid-way: its connection is out of step and closed; raises the call's error."""
+        conn, method, timeout, cancel, forget = sent
+        if forget is not None:
+            forget()
+        conn[0].close()
+        if isinstance(e, socket.timeout):   # the reply may still come on that connection: dropped with it
+            raise errors.DeadlineExceededError(None, None, f"{method} on task {self.task} at {self.address} did "
+                                                           f"not finish within {timeout:.3f} s") from None
+        if not isinstance(e, (OSError, wire.FrameError)):
+            raise e
+        if cancel is not None and cancel.cancelled:
+            raise self._cancelled(method, cancel) from None
+        with self._pool_lock:   # the other pooled sockets went to the same (gone) process
+            socks, self._pool = self._pool, []
+        for s, _ in socks:
+            s.close()
+        raise rpc_errors.unavailable(self.task, self.address, f"{type(e).__name__}: {e}") from None
 
     # -- calls -------------------------------------------------------------------------------------
     def call(self, method: str, request, response_type, tensors=(), timeout: Optional[float] = None,
@@ -210,26 +228,39 @@ class RpcClient:
         """-> (response message, [(name, ndarray)]). `cancel` (`caller_watch.CallCancel`, for the streamed
         methods): once cancelled, the call is aborted (its connection dropped, its gRPC call cancelled) and
         raises CancelledError; the task notices its caller gone and cancels the call there."""
+        return self._start(method, request, response_type, tensors, timeout, cancel)()
+
+    def start_call(self, method: str, request, response_type, tensors=(), timeout: Optional[float] = None,
+                   cancel=None) -> Optional[Callable[[], tuple]]:
+        """`call` in two halves, for one thread with calls to several tasks in flight: the request is sent
+        now and the returned function reads the reply (-> what `call` returns). None when this client has
+        no bulk path (gRPC calls block: use `call` in a thread of its own)."""
+        if not self._bulk_port:
+            return None
+        return self._start(method, request, response_type, tensors, timeout, cancel)
+
+    def _start(self, method: str, request, response_type, tensors, timeout, cancel) -> Callable[[], tuple]:
         started = time.perf_counter() if rpc_accounting.observing() else None
         metas, parts, size = wire.pack(tensors)
         if metas:
             _attach(request, metas)
-        header = None
         if self._bulk_port:
             try:
-                header, payload = self._bulk_call(method, request, parts, size, timeout, cancel)
+                sent = self._bulk_send(method, request, parts, size, timeout, cancel)
+                return lambda: self._reply(method, request, response_type, size, started, *self._bulk_reply(sent))
             except _ConnectFailed as e:  # nothing was sent: the gRPC port may still answer (a firewall, a proxy)
                 logger.warning("Bulk path to %s at %s unreachable (%s): using gRPC", self.task, self.address, e)
                 self._bulk_port = None
-        if header is not None:
-            pass
-        elif _streams(self.service, method):
+        if _streams(self.service, method):
             header, payload = self._stream_call(method, request, parts, size, timeout, cancel)
-        else:
-            response = self._unary_call(method, request, response_type, timeout)
-            if started is not None:
-                self._account(method, request.ByteSize(), response.ByteSize(), started)
-            return response, []
+            result = self._reply(method, request, response_type, size, started, header, payload)
+            return lambda: result
+        response = self._unary_call(method, request, response_type, timeout)
+        if started is not None:
+            self._account(method, request.ByteSize(), response.ByteSize(), started)
+        return lambda: (response, [])
+
+    def _reply(self, method: str, request, response_type, size: int, started, header, payload) -> tuple:
         if header.HasField("status") and header.status.code != errors.OK:
             raise rpc_errors.error_from_status(header.status.code, header.status.message, self.task)
         response = response_type.FromString(header.message)

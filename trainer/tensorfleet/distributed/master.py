@@ -20,12 +20,9 @@ stage of the same task stay there (keyed by step id).
 from __future__ import annotations
 
 import logging
-import queue
 import random
 import threading
 import time
-from concurrent import futures
-from functools import partial
 from typing import Optional
 
 import numpy as np
@@ -38,19 +35,15 @@ from ..graph_def import import_graph_def
 from ..placement import Placer
 from . import partition as _partition
 from . import startup_wait
+from .step_dataflow import Dataflow
 from .client import RpcClient, Timeouts
 from .protos import service_pb2
 from ..protos.step_stats_pb2 import StepStats
 from ..run_metadata import merge_step_stats
 
 logger = logging.getLogger("tensorfleet.distributed")
-_POOL = futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="tf-master")
 #: how much longer than a step's timeout_in_ms a client waits for the task's own DeadlineExceededError
 RPC_DEADLINE_SLACK_S = 2.0
-
-
-def _post(done: queue.SimpleQueue, sub, fut) -> None:
-    done.put((sub, fut))
 
 
 class _LocalWorker:
@@ -115,6 +108,16 @@ class _RemoteWorker:
         return resp.graph_handle
 
     def run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None, traces=None) -> dict:
+        return self._values(self.client.call(*self._run_graph(sub, step_id, sent, timeout_ms, traces), cancel=cancel),
+                            traces)
+
+    def start_run(self, sub, step_id, sent: dict, timeout_ms: int, cancel=None, traces=None):
+        """`run` with the call sent now: -> the function reading its values (None: no bulk path, use `run`)."""
+        reply = self.client.start_call(*self._run_graph(sub, step_id, sent, timeout_ms, traces), cancel=cancel)
+        return None if reply is None else (lambda: self._values(reply(), traces))
+
+    @staticmethod
+    def _run_graph(sub, step_id, sent: dict, timeout_ms: int, traces) -> tuple:
         req = service_pb2.RunGraphRequest(graph_handle=sub.handle, step_id=step_id, keep=sub.keep,
                                           keep_returned=sub.keep_returned, end_of_step=sub.end_of_step,
                                           timeout_ms=timeout_ms, trace=traces is not None)
@@ -122,9 +125,12 @@ class _RemoteWorker:
         # the task itself fails a blocked op at the deadline (DeadlineExceededError naming the node); the
         # client waits a little longer for that answer, then gives up on the connection
         # (a cancelled step aborts the call: the task sees its caller go and cancels the run there)
-        resp, tensors = self.client.call("RunGraph", req, service_pb2.RunGraphResponse, list(sent.items()),
-                                         timeout=timeout_ms / 1000 + RPC_DEADLINE_SLACK_S if timeout_ms > 0 else None,
-                                         cancel=cancel)
+        return ("RunGraph", req, service_pb2.RunGraphResponse, list(sent.items()),
+                timeout_ms / 1000 + RPC_DEADLINE_SLACK_S if timeout_ms > 0 else None)
+
+    @staticmethod
+    def _values(reply: tuple, traces) -> dict:
+        resp, tensors = reply
         if traces is not None:
             traces.append(resp.step_stats)
         return dict(tensors)
@@ -306,64 +312,6 @@ class Master:
                 w.client.close()
 
 
-class _Dataflow:
-    """Runs each sub-partition once its dependencies are done. When several are ready, all but one go to
-    the pool and one runs in the calling thread (an op alone in being ready costs no thread hand-off).
-    The first error stops new launches; running ones are waited for; then it is raised."""
-
-    def __init__(self, subs, run_one, values: dict):
-        self.subs, self.run_one, self.values = subs, run_one, values
-        self.remaining = {id(s): len(s.deps) for s in subs}
-        self.dependents: dict = {}
-        for s in subs:
-            for d in s.deps:
-                self.dependents.setdefault(id(d), []).append(s)
-        self.ready = [s for s in subs if not s.deps]
-        self.done: queue.SimpleQueue = queue.SimpleQueue()
-        self.in_flight = 0
-        self.error: Optional[BaseException] = None
-
-    def finished(self, sub, out) -> None:
-        self.values.update(out)
-        for d in self.dependents.get(id(sub), ()):
-            self.remaining[id(d)] -= 1
-            if self.remaining[id(d)] == 0:
-                self.ready.append(d)
-
-    def launch_ready(self) -> None:
-        while self.ready and self.error is None:
-            sub = self.ready.pop()
-            if self.ready:  # more than one ready: this one goes to the pool
-                self.in_flight += 1
-                _POOL.submit(self.run_one, sub).add_done_callback(partial(_post, self.done, sub))
-                continue
-            try:
-                self.finished(sub, self.run_one(sub))
-            except BaseException as e:  # noqa: BLE001 - raised once the others are done
-                self.error = e
-
-    def collect_one(self) -> None:
-        sub, fut = self.done.get()
-        self.in_flight -= 1
-        try:
-            out = fut.result()
-        except BaseException as e:  # noqa: BLE001
-            self.error = self.error or e
-            return
-        if self.error is None:
-            self.finished(sub, out)
-
-    def run(self) -> None:
-        self.launch_ready()
-        while self.in_flight:
-            self.collect_one()
-            self.launch_ready()
-        if self.error is not None:
-            raise self.error
-        if any(self.remaining.values()):
-            raise errors.InternalError(None, None, "a step's partitions did not all run (a dependency cycle)")
-
-
 class MasterSession:
     """One client session: the graph, its placement over the cluster, and the registered step plans."""
 
@@ -455,8 +403,18 @@ class MasterSession:
         cancel.check("RunStep")   # the client went away: start no more partitions
         return sub.worker.run(sub, step_id, sent, timeout_ms, cancel)
 
+    @staticmethod
+    def _start_sub(sub, step_id, values, timeout_ms, cancel=None, traces=None):
+        start = getattr(sub.worker, "start_run", None)   # another task's: its call can be in flight
+        if start is None:
+            return None
+        if cancel is not None:
+            cancel.check("RunStep")
+        return start(sub, step_id, {p: values[s] for p, s in sub.sent}, timeout_ms, cancel, traces)
+
     def _run_dataflow(self, subs, step_id, values, timeout_ms, cancel=None, traces=None) -> None:
-        _Dataflow(subs, lambda sub: self._run_sub(sub, step_id, values, timeout_ms, cancel, traces), values).run()
+        Dataflow(subs, lambda sub: self._run_sub(sub, step_id, values, timeout_ms, cancel, traces), values,
+                 lambda sub: self._start_sub(sub, step_id, values, timeout_ms, cancel, traces)).run()
 
     @staticmethod
     def _cleanup(plan, step_id) -> None:

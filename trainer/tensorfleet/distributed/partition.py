@@ -146,14 +146,35 @@ def _dependencies(subs: dict, where: dict, fed: set) -> None:
 
 
 def _relocate_noops(ops, placement: dict) -> dict:
-    """A NoOp that only waits for ops of one other task runs on that task (no effect but ordering):
-    an optimizer's `update` group on the worker would otherwise cost the ps one more round trip."""
+    """A NoOp (no effect but ordering) runs on the task of its control inputs when they are all on one task,
+    or when those on other tasks all come before one on that task (its ancestors): the order it stands for
+    holds there, at no round trip to another task. Optimizers' `update` groups on the worker: Adam's waits for
+    every ps's updates and for the beta powers' updates, which wait for those too, so it runs on their ps
+    (and the `global_step` increment after it in the same call)."""
     for op in ops:
         if op.type == "NoOp" and not op.inputs and op.control_inputs:
-            devices = {placement[c] for c in op.control_inputs if c in placement}
-            if len({task_of(d) for d in devices}) == 1:
-                placement[op] = next(iter(devices))
+            waits = [c for c in op.control_inputs if c in placement]
+            by_task: dict = {}
+            for c in waits:
+                by_task.setdefault(task_of(placement[c]), []).append(c)
+            for here in by_task.values():
+                if len(by_task) == 1 or _all_before({c for c in waits if c not in here}, here, placement):
+                    placement[op] = placement[here[0]]
+                    break
     return placement
+
+
+def _all_before(others: set, ops: list, in_step) -> bool:
+    """Every op of `others` is an ancestor of one of `ops` (through inputs and control inputs, in the step)."""
+    left, seen, stack = set(others), set(ops), list(ops)
+    while stack and left:
+        op = stack.pop()
+        for src in [t.op for t in op.inputs] + list(op.control_inputs):
+            if src in in_step and src not in seen:
+                seen.add(src)
+                left.discard(src)
+                stack.append(src)
+    return not left
 
 
 def _exported(ops, task, fed, fetches) -> set:
