@@ -178,3 +178,37 @@ def test_a_variable_update_is_not_moved_later_to_join_its_task_s_later_stage():
     plan = partition([after], [], [], _place(g, [after], [], []))
     assert (_sub_of(plan, "bump").task, _sub_of(plan, "bump").stage) == (TASKS[0], 0)
     assert _sub_of(plan, "after").stage == 1
+
+
+def test_adam_s_update_group_and_global_step_join_the_beta_powers_call_on_their_ps():
+    """Adam's `update` group (a NoOp on the worker) waits for every ps's ApplyAdam and for the beta powers'
+    updates on ps0, which wait for those too: it runs on ps0, and the `global_step` increment after it
+    in the same call. A step is pull, pass, push, one call on ps0: no call on ps0 after it."""
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    with tf.device(tf.train.replica_device_setter(ps_tasks=2, worker_device="/job:worker/task:0")):
+        gs = tf.Variable(0, name="global_step", trainable=False)   # ps0
+        hid_w = tf.Variable(tf.ones([4, 4]), name="hid_w")          # ps1
+        hid_b = tf.Variable(tf.zeros([4]), name="hid_b")            # ps0
+        loss = tf.reduce_sum(tf.nn.relu(tf.matmul(x, hid_w) + hid_b))
+        train = tf.train.AdamOptimizer(0.01).minimize(loss, global_step=gs)
+    g = tf.get_default_graph()
+    plan = partition([gs.value()], [x], [train], _place(g, [gs.value()], [x], [train]))
+    finish = _sub_of(plan, "Adam/Assign")
+    assert _sub_of(plan, "Adam/update") is finish and _sub_of(plan, train.name) is finish
+    assert finish.task == TASKS[0] and finish.stage == len(plan.stages) - 1
+    assert [len(stage) for stage in plan.stages] == [2, 1, 2, 1]   # both pulls, the pass, both pushes, ps0
+    # the order the NoOp stands for still holds: the increment runs after both ps tasks' updates
+    assert _sub_of(plan, "Adam/update_hid_w/ApplyAdam") in finish.deps
+
+
+def test_a_group_of_updates_on_two_unordered_ps_tasks_stays_on_the_worker():
+    """GradientDescent's `update` group waits for updates on ps0 and ps1 that do not wait for each other: no
+    single ps sees both, so the NoOp stays where it is placed and the `global_step` increment after it."""
+    x, loss, train = _ps_model(ps_tasks=2)
+    g = tf.get_default_graph()
+    plan = partition([loss], [x], [train], _place(g, [loss], [x], [train]))
+    group = _sub_of(plan, "GradientDescent/update")
+    assert group.task == TASKS[2]
+    assert {d.task for d in group.deps} >= set(TASKS[:2])
+    increment = _sub_of(plan, train.name)
+    assert increment.task == TASKS[0] and group in increment.deps
