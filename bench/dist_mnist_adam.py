@@ -12,7 +12,8 @@ the 5,000 validation images. Every process is on 127.0.0.1 with BLAS at one thre
 run by run so other processes' load hits each alike: tensorfleet (this checkout), `baseline` (tensorfleet
 from another checkout's trainer/, e.g. `git archive <commit> trainer | tar -x -C /tmp/base`), tensorflow
 (`tf.compat.v1`, with `--tf-python`, default this interpreter, when it imports tensorflow). Printed: each
-run (cross entropy, steps per worker), per side the median and spread.
+run (cross entropy, steps per worker), per side the median and spread and the workers' training-step times
+(p50/p90/p99 of `Session.run`).
 
 `--late-join STEP`: odd-numbered workers make one step, then wait until the global step reaches STEP, and
 all four train from there. This is what happens, at a random step, when the other workers' Supervisors see
@@ -110,6 +111,7 @@ def task_main(impl: str, spec: dict) -> None:
     rng = np.random.RandomState()
     order, at = rng.permutation(len(train_x)), 0
     stale: dict = {name: [] for name in probe}
+    step_ms: list = []
 
     def step():
         nonlocal order, at
@@ -118,9 +120,13 @@ def task_main(impl: str, spec: dict) -> None:
         idx = order[at:at + 100]
         at += 100
         feed = {x: train_x[idx], y_: train_y[idx]}
+        started = time.perf_counter()
         if not probe:
-            return sess.run([train_op, global_step], feed)[1]
+            got = sess.run([train_op, global_step], feed)[1]
+            step_ms.append((time.perf_counter() - started) * 1e3)
+            return got
         _, got, p = sess.run([train_op, global_step, probe], feed)
+        step_ms.append((time.perf_counter() - started) * 1e3)
         if got >= spec["late_join"]:  # with --late-join, only once the late workers may have joined
             for name, (read, after) in p.items():
                 stale[name].append(int(after - read - 1))
@@ -150,7 +156,7 @@ def task_main(impl: str, spec: dict) -> None:
         if (paused_step() if pause else step()) >= spec["steps"]:
             break
     val = float(sess.run(xent, {x: data["val_x"], y_: data["val_y"]}))
-    print(json.dumps({"xent": val, "local_steps": local, "staleness": stale}), flush=True)
+    print(json.dumps({"xent": val, "local_steps": local, "staleness": stale, "step_ms": step_ms}), flush=True)
     sys.stdout.flush()
     os._exit(0)  # the parent ends the ps tasks; no job-end protocol is measured here
 
@@ -204,7 +210,8 @@ def run_job(side: dict, args, data: str, workdir: str) -> dict:
     return {"xent": statistics.median(r["xent"] for r in done) if done else float("nan"),
             "local_steps": [r["local_steps"] if r else None for r in rows],
             "staleness": {name: [s for r in done for s in r["staleness"][name]] for name in STALENESS_OF
-                          if done and name in done[0]["staleness"]}}
+                          if done and name in done[0]["staleness"]},
+            "step_ms": [ms for r in done for ms in r["step_ms"]]}
 
 
 def _save_data(workdir: str) -> str:
@@ -266,6 +273,11 @@ def main() -> None:
         xs = [row["xent"] for row in rows if row["xent"] == row["xent"]]
         line = f"{name:>11}: median {statistics.median(xs):7.1f} [min {min(xs):.1f}, max {max(xs):.1f}, n={len(xs)}]"
         print(line)
+        times = sorted(ms for row in rows for ms in row["step_ms"])
+        if times:
+            q = [times[min(len(times) - 1, int(f * len(times)))] for f in (0.5, 0.9, 0.99)]
+            print(f"{'':>13}training step (Session.run) ms: p50 {q[0]:.2f}, p90 {q[1]:.2f}, p99 {q[2]:.2f}"
+                  f" (p90/p50 {q[1] / q[0]:.2f})")
         for var in STALENESS_OF:
             stale = [s for row in rows for s in row["staleness"].get(var, [])]
             if stale:
