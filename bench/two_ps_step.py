@@ -1,6 +1,7 @@
 """One worker's step time over two ps tasks (dist-mnist's layout, one worker): this checkout, another, TF.
 
     python bench/two_ps_step.py [--rounds 5] [--steps 600] [--baseline-trainer DIR] [--tf-python PATH]
+        [--pull-mb MB]
 
 Three processes on 127.0.0.1, BLAS at one thread: two ps tasks and a worker that builds dist-mnist's model
 under `replica_device_setter(cluster=)` (a 784-100-10 MLP; hid_w and sm_w on ps1, the biases, beta powers and
@@ -9,7 +10,9 @@ one fixed batch of 100 after 50 to warm up. A step here is a pull from both ps, 
 both, and the ordering of the step's end (beta powers, `global_step`). Sides, rotated round by round:
 tensorfleet (this checkout), `baseline` (`--baseline-trainer DIR`: another checkout's trainer/, e.g.
 `git archive <commit> trainer | tar -x -C /tmp/base`), tensorflow (`tf.compat.v1`, when `--tf-python`, default
-this interpreter, imports it). Prints ms per step per round, per side the median, the ratios of medians to
+this interpreter, imports it). `--pull-mb MB`: instead of training, a step pulls an MB-sized variable
+from each ps (the large-transfer case: both replies must still move in parallel). Prints ms per step per
+round, per side the median, the ratios of medians to
 tensorfleet's, the CPU time per step of the worker process and of both ps processes (/proc), and the machine.
 """
 from __future__ import annotations
@@ -45,14 +48,22 @@ def task_main(impl: str, spec: dict) -> None:
     if spec["job"] == "ps":
         server.join()
         return
-    with tf.device(tf.train.replica_device_setter(worker_device="/job:worker/task:0", cluster=cluster)):
-        global_step = tf.Variable(0, name="global_step", trainable=False)
-        x, y_, loss = _model(tf)
-        train_op = tf.train.AdamOptimizer(0.01).minimize(loss, global_step=global_step)
+    rng = np.random.RandomState(0)
+    if spec["pull_mb"]:
+        big = []
+        for i in range(2):
+            with tf.device(f"/job:ps/task:{i}"):
+                big.append(tf.Variable(tf.zeros([int(spec["pull_mb"] * 2 ** 18)]), name=f"big{i}"))
+        with tf.device("/job:worker/task:0"):
+            train_op, feed = big[0][:1] + big[1][:1], {}
+    else:
+        with tf.device(tf.train.replica_device_setter(worker_device="/job:worker/task:0", cluster=cluster)):
+            global_step = tf.Variable(0, name="global_step", trainable=False)
+            x, y_, loss = _model(tf)
+            train_op = tf.train.AdamOptimizer(0.01).minimize(loss, global_step=global_step)
+        feed = {x: rng.rand(100, 784).astype(np.float32), y_: np.eye(10, dtype=np.float32)[rng.randint(0, 10, 100)]}
     sess = tf.Session(server.target, config=tf.ConfigProto(device_filters=["/job:ps", "/job:worker/task:0"]))
     sess.run(tf.global_variables_initializer())
-    rng = np.random.RandomState(0)
-    feed = {x: rng.rand(100, 784).astype(np.float32), y_: np.eye(10, dtype=np.float32)[rng.randint(0, 10, 100)]}
     for _ in range(50):
         sess.run(train_op, feed)
     ps_cpu, cpu, started = _cpu_seconds(spec["ps_pids"]), time.process_time(), time.perf_counter()
@@ -85,7 +96,7 @@ def _free_ports(n: int) -> list:
     return ports
 
 
-def run_side(side: dict, steps: int) -> dict:
+def run_side(side: dict, steps: int, pull_mb: float) -> dict:
     p = _free_ports(3)
     cluster = {"ps": [f"127.0.0.1:{p[0]}", f"127.0.0.1:{p[1]}"], "worker": [f"127.0.0.1:{p[2]}"]}
     env = dict(os.environ)
@@ -94,7 +105,7 @@ def run_side(side: dict, steps: int) -> dict:
     procs = []
     try:
         for job, index in (("ps", 0), ("ps", 1), ("worker", 0)):
-            spec = {"cluster": cluster, "job": job, "index": index, "steps": steps,
+            spec = {"cluster": cluster, "job": job, "index": index, "steps": steps, "pull_mb": pull_mb,
                     "ps_pids": [proc.pid for proc in procs]}
             procs.append(subprocess.Popen([side["python"], os.path.abspath(__file__), "--task", side["impl"],
                                            json.dumps(spec)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -119,6 +130,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--baseline-trainer", default="")
     ap.add_argument("--tf-python", default=sys.executable)
+    ap.add_argument("--pull-mb", type=float, default=0.0)
     args = ap.parse_args()
     sides = {"tensorfleet": {"impl": "tensorfleet", "python": sys.executable,
                              "trainer": os.path.join(ROOT, "trainer")}}
@@ -133,7 +145,7 @@ def main() -> None:
     for r in range(args.rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
             got = results[name]
-            got.append(run_side(sides[name], args.steps))
+            got.append(run_side(sides[name], args.steps, args.pull_mb))
             print(f"round {r + 1} {name:>11}: {got[-1]['ms']:.2f} ms per step, CPU per step: worker "
                   f"{got[-1]['worker_cpu_ms']:.2f} ms, both ps {got[-1]['ps_cpu_ms']:.2f} ms", flush=True)
     ours = statistics.median(row["ms"] for row in results["tensorfleet"])

@@ -212,3 +212,21 @@ def test_a_group_of_updates_on_two_unordered_ps_tasks_stays_on_the_worker():
     assert {d.task for d in group.deps} >= set(TASKS[:2])
     increment = _sub_of(plan, train.name)
     assert increment.task == TASKS[0] and group in increment.deps
+
+
+def test_a_sub_partition_knows_how_many_bytes_its_run_returns_when_the_shapes_say():
+    """The master sends a stage's small calls together and moves large ones in threads of their own: a pull
+    of fully shaped float32 variables is counted exactly; a value of unknown size is -1 (treated as large)."""
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    with tf.device(TASKS[0]):
+        w = tf.Variable(tf.ones([4, 3]), name="w")          # 48 bytes
+        b = tf.Variable(tf.zeros([3], tf.float64), name="b")  # 24 bytes
+    with tf.device(TASKS[1]):
+        ragged = tf.identity(tf.reshape(x, [-1]), name="ragged")   # unknown length, read by the worker
+    with tf.device(TASKS[2]):
+        y = tf.reduce_sum(tf.matmul(x, w) + tf.cast(b, tf.float32)) + tf.reduce_sum(ragged)
+    g = tf.get_default_graph()
+    plan = partition([y], [x], [], _place(g, [y], [x], []))
+    pull = next(s for s in plan.subs if s.task == TASKS[0])
+    assert pull.reply_bytes == 48 + 24
+    assert next(s for s in plan.subs if s.task == TASKS[1]).reply_bytes == -1

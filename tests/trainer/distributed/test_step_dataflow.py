@@ -97,3 +97,34 @@ def test_a_call_that_cannot_be_sent_fails_the_step_after_the_sent_ones_are_read(
     with pytest.raises(errors.UnavailableError, match="b is gone"):
         flow.run()
     assert ("read", "a") in log.events
+
+
+def test_the_master_sends_together_only_calls_small_both_ways():
+    """MasterSession._start_sub: a call whose reply or request is over SEND_ALL_BYTES, or whose reply size is
+    not known, is not started (the pool moves it beside the others); a small one is."""
+    import numpy as np
+
+    from tensorfleet.distributed.master import SEND_ALL_BYTES, MasterSession
+
+    class Worker:
+        def start_run(self, sub, step_id, sent, timeout_ms, cancel, traces):
+            return lambda: {"started": sorted(sent)}
+
+    @dataclass(eq=False)
+    class Planned:
+        reply_bytes: int
+        sent: list
+        worker: object = field(default_factory=Worker)
+
+    small, big = np.zeros(16, np.float32), np.zeros(SEND_ALL_BYTES // 4 + 1, np.float32)
+    values = {"s:0": small, "b:0": big}
+
+    def start(reply_bytes, feeds):
+        return MasterSession._start_sub(Planned(reply_bytes, [(f"p{i}:0", n) for i, n in enumerate(feeds)]), 1,
+                                        values, 0)
+
+    assert start(64, ["s:0"])() == {"started": ["p0:0"]}
+    assert start(SEND_ALL_BYTES, ["s:0"]) is not None
+    assert start(SEND_ALL_BYTES + 1, ["s:0"]) is None     # a large reply
+    assert start(-1, ["s:0"]) is None                     # a reply of unknown size
+    assert start(64, ["s:0", "b:0"]) is None              # a large request

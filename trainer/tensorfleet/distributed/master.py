@@ -44,6 +44,8 @@ from ..run_metadata import merge_step_stats
 logger = logging.getLogger("tensorfleet.distributed")
 #: how much longer than a step's timeout_in_ms a client waits for the task's own DeadlineExceededError
 RPC_DEADLINE_SLACK_S = 2.0
+#: a step's calls this small both ways go out together from the master's thread (step_dataflow.py)
+SEND_ALL_BYTES = 1 << 20
 
 
 class _LocalWorker:
@@ -405,12 +407,18 @@ class MasterSession:
 
     @staticmethod
     def _start_sub(sub, step_id, values, timeout_ms, cancel=None, traces=None):
-        start = getattr(sub.worker, "start_run", None)   # another task's: its call can be in flight
-        if start is None:
+        """Sends `sub`'s call when it is another task's and small both ways (its reply read later, in this
+        thread); None otherwise: a large transfer is read or written in a thread of its own, beside the
+        others (one thread would move several ps tasks' megabytes one after the other)."""
+        start = getattr(sub.worker, "start_run", None)
+        if start is None or not 0 <= sub.reply_bytes <= SEND_ALL_BYTES:
+            return None
+        sent = {p: values[s] for p, s in sub.sent}
+        if sum(getattr(v, "nbytes", 0) for v in sent.values()) > SEND_ALL_BYTES:
             return None
         if cancel is not None:
             cancel.check("RunStep")
-        return start(sub, step_id, {p: values[s] for p, s in sub.sent}, timeout_ms, cancel, traces)
+        return start(sub, step_id, sent, timeout_ms, cancel, traces)
 
     def _run_dataflow(self, subs, step_id, values, timeout_ms, cancel=None, traces=None) -> None:
         Dataflow(subs, lambda sub: self._run_sub(sub, step_id, values, timeout_ms, cancel, traces), values,

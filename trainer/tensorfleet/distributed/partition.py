@@ -73,6 +73,7 @@ class SubPartition:
     end_of_step: bool = False
     handle: object = None                         # set by the master once registered
     deps: list = field(default_factory=list)      # sub-partitions that must finish before this one starts
+    reply_bytes: int = -1                         # of the returned values, from static shapes (-1: not known)
 
     @property
     def returned(self) -> list:
@@ -313,6 +314,21 @@ def _wire(sub: SubPartition, key, where: dict, task: dict, fed: set, fetch_set: 
     gd.node.extend(recv_nodes + ref_nodes + nodes)
     sub.graph_def = gd
     _outputs(sub, w.members, w.used_inside, where, fed, fetch_set)
+    sub.reply_bytes = _reply_bytes(sub)
+
+
+def _reply_bytes(sub: SubPartition) -> int:
+    """Bytes of the values a run of `sub` returns, from their static shapes; -1 when a shape or size is not
+    known (a string, a partly known shape)."""
+    outputs = {t.name: t for op in sub.ops for t in op.outputs}
+    total = 0
+    for name in sub.returned:
+        t = outputs.get(name)
+        n = None if t is None or t.dtype.name == "string" else t.shape.num_elements()
+        if n is None:
+            return -1
+        total += n * t.dtype.size
+    return total
 
 
 def _consumer_keys(sub: SubPartition, members: set, where: dict, fed: set) -> dict:
