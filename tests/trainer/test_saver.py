@@ -322,8 +322,15 @@ def test_saver_errors(tmp_path):
         with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value w"):
             saver.save(sess, str(tmp_path / "x"))
         sess.run(w.initializer)
+        # TF's bundle writer creates the prefix's own directory (one level) for an unsharded save ...
+        assert saver.save(sess, str(tmp_path / "missing" / "x")) == str(tmp_path / "missing" / "x")
+        assert tf.train.latest_checkpoint(str(tmp_path / "missing")) == str(tmp_path / "missing" / "x")
+        # ... not two levels, and a sharded save writes into a directory that must exist (TF 2.15 checked)
         with pytest.raises(ValueError, match="Parent directory of .* doesn't exist, can't save."):
-            saver.save(sess, str(tmp_path / "missing" / "x"))
+            saver.save(sess, str(tmp_path / "a" / "b" / "x"))
+        with pytest.raises(ValueError, match="Parent directory of .* doesn't exist, can't save."):
+            tf.train.Saver([w], sharded=True).save(sess, str(tmp_path / "shard" / "x"))
+        assert not (tmp_path / "a").exists() and not (tmp_path / "shard").exists()
     with pytest.raises(TypeError, match="Variable to save is not a Variable"):
         tf.train.Saver([tf.constant(1.0)])
 
@@ -350,3 +357,17 @@ def test_resuming_adam_training_from_checkpoint_is_exact(tmp_path):
         for _ in range(2):
             sess.run(train)
         np.testing.assert_array_equal(sess.run(w), want)
+
+
+def test_relative_paths_with_a_relative_save_path_as_tf(tmp_path, monkeypatch):
+    """`Saver(save_relative_paths=True).save(sess, "sub/model.ckpt")` from the working directory: TF's state
+    file names `model.ckpt-1` (made relative to `sub`), and latest_checkpoint("sub") finds `sub/model.ckpt-1`."""
+    monkeypatch.chdir(tmp_path)
+    w = tf.Variable(1.0, name="w")
+    saver = tf.train.Saver([w], save_relative_paths=True)
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        saver.save(sess, "sub/model.ckpt", global_step=1)
+    state = (tmp_path / "sub" / "checkpoint").read_text()
+    assert state == 'model_checkpoint_path: "model.ckpt-1"\nall_model_checkpoint_paths: "model.ckpt-1"\n'
+    assert tf.train.latest_checkpoint("sub") == os.path.join("sub", "model.ckpt-1")

@@ -118,10 +118,10 @@ def generate_checkpoint_state_proto(save_dir, model_checkpoint_path, all_model_c
     paths = list(all_model_checkpoint_paths or [])
     if not paths or paths[-1] != model_checkpoint_path:
         paths.append(model_checkpoint_path)
-    if save_relative_paths:
+    if save_relative_paths:   # TF's update_checkpoint_state_internal: absolute paths made relative first ...
         rel = lambda p: _relpath(p, save_dir) if os.path.isabs(p) else p  # noqa: E731
         model_checkpoint_path, paths = rel(model_checkpoint_path), [rel(p) for p in paths]
-    elif not os.path.isabs(save_dir):  # TF: relative paths are rewritten relative to save_dir
+    if not os.path.isabs(save_dir):  # ... then, as always, relative paths are rewritten relative to save_dir
         rel = lambda p: p if os.path.isabs(p) else _relpath(p, save_dir)  # noqa: E731
         model_checkpoint_path, paths = rel(model_checkpoint_path), [rel(p) for p in paths]
     return CheckpointState(model_checkpoint_path, paths)

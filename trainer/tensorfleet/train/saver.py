@@ -104,6 +104,7 @@ class Saver:
         self._allow_empty = allow_empty
         self._pad_step_number = pad_step_number
         self._save_relative_paths = save_relative_paths
+        self._sharded = sharded
         self._filename = filename
         self._last_checkpoints: list = []  # [(prefix, time)]
         self._checkpoints_to_be_deleted: list = []
@@ -207,7 +208,10 @@ class Saver:
                             os.path.join(save_path, "model.ckpt"))
         save_dir = os.path.dirname(save_path)
         if save_dir and not os.path.isdir(save_dir):
-            raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
+            # TF's bundle writer creates the prefix's directory, one level, for an unsharded save
+            if self._sharded or not os.path.isdir(os.path.dirname(save_dir) or "."):
+                raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
+            os.makedirs(save_dir, exist_ok=True)
         if sess.graph is not self._graph:
             raise RuntimeError("The Session graph is not the same graph the Saver was built in.")
         values = sess.run(self._save_fetches)
