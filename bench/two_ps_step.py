@@ -27,13 +27,13 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import socket  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+from dist_mnist_adam import _free_ports  # noqa: E402  (the same job's bench: one way to pick ports)
 
 
 def task_main(impl: str, spec: dict) -> None:
@@ -84,16 +84,6 @@ def _cpu_seconds(pids: list) -> float:
             fields = f.read().rsplit(")", 1)[1].split()
         total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
-
-
-def _free_ports(n: int) -> list:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def run_side(side: dict, steps: int, pull_mb: float) -> dict:

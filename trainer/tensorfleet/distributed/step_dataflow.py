@@ -78,29 +78,25 @@ class Dataflow:
                     self.in_flight += 1
                     _POOL.submit(self.run_one, sub).add_done_callback(partial(_post, self.done, sub))
                     continue
-                try:
-                    self.finished(sub, self.run_one(sub))
-                except BaseException as e:  # noqa: BLE001 - raised once the others are done
-                    self._fail(e)
+                self._settle(sub, partial(self.run_one, sub))
             for sub, reply in sent:  # every started call is read, even after an error (its connection in step)
-                try:
-                    out = reply()
-                except BaseException as e:  # noqa: BLE001
-                    self._fail(e)
-                    continue
-                if self.error is None:
-                    self.finished(sub, out)
+                self._settle(sub, reply)
 
-    def collect_one(self) -> None:
-        sub, fut = self.done.get()
-        self.in_flight -= 1
+    def _settle(self, sub, values: Callable) -> None:
+        """`values()` is what `sub` produced: kept (its dependents made ready) unless the step already failed;
+        its error is the step's when it is the first (raised once the others are done)."""
         try:
-            out = fut.result()
+            out = values()
         except BaseException as e:  # noqa: BLE001
             self._fail(e)
             return
         if self.error is None:
             self.finished(sub, out)
+
+    def collect_one(self) -> None:
+        sub, fut = self.done.get()
+        self.in_flight -= 1
+        self._settle(sub, fut.result)
 
     def run(self) -> None:
         self.launch_ready()
