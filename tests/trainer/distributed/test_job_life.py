@@ -154,18 +154,19 @@ def test_a_worker_killed_by_sigkill_holds_the_released_ps_only_for_the_grace_per
 def test_a_session_opened_before_its_master_and_the_ps_start_succeeds(tasks):
     spec = _spec(workers=1)
     # mnist_replica's --existing_servers way: the script's session goes to its task's server in another
-    # process, which starts 2 s after the script; the ps starts 5 s after it
+    # process, started only once the script is waiting for it (a handshake, not a sleep: on a busy machine a
+    # process may take seconds to start); the ps starts once that server waits for it in turn
     client = tasks(spec, "worker", 0, "--train_steps=40", "--existing_servers")
-    time.sleep(2)
+    client.wait_for("CreateSession still waiting for the master at")
+    time.sleep(1)   # and it keeps waiting: a retry or two against the closed port
     server = tasks(spec, "worker", 0, "--serve_only")
-    time.sleep(3)
+    server.wait_for("CreateSession still waiting for response from worker: /job:ps/replica:0/task:0")
+    time.sleep(1)
     ps = tasks(spec, "ps", 0)
     assert client.wait() == 0, client.output
     assert _final_loss(client) < 1.0, client.output
-    assert "CreateSession still waiting for the master at" in client.output, client.output
     server.popen.send_signal(signal.SIGTERM)
     assert server.wait() == 0, server.output
-    assert "CreateSession still waiting for response from worker: /job:ps/replica:0/task:0" in server.output
     assert ps.popen.poll() is None   # no chief process of this cluster released it: it serves on, as in TF
 
 
