@@ -79,27 +79,32 @@ def run_command(argv: Sequence[str], grace_seconds: float) -> int:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     stopping: dict = {}
 
-    try:
-        child = subprocess.Popen(list(argv), env=env, start_new_session=True, preexec_fn=_die_with_parent)
-    except FileNotFoundError as e:
-        raise LauncherExit(ExitCode.SCRIPT_NOT_FOUND, f"{argv[0]}: {e.strerror}") from None
-    except PermissionError as e:
-        raise LauncherExit(ExitCode.SCRIPT_NOT_EXECUTABLE, f"{argv[0]}: {e.strerror}") from None
-    except OSError as e:
-        raise LauncherExit(ExitCode.SCRIPT_NOT_EXECUTABLE, f"{argv[0]}: cannot execute ({e})") from None
-    pgid = child.pid
-    runlog.log("script_started", " ".join(argv), pid=child.pid)
+    group: dict = {}   # the script's process group once it exists
 
     def forward(signum, frame):
-        _kill_group(pgid, signum)
+        if "pgid" in group:
+            _kill_group(group["pgid"], signum)
         if signum in STOPPING_SIGNALS and "signum" not in stopping:
             stopping["signum"] = signum
             stopping["deadline"] = time.monotonic() + grace_seconds
             runlog.log("signal", f"forwarded {signal.Signals(signum).name} to the script; "
                                  f"killing it after {grace_seconds:g} s", signal=signal.Signals(signum).name)
 
+    # installed before the script starts: a signal while it starts is forwarded too, not the launcher's death
     previous = {s: signal.signal(s, forward) for s in FORWARDED_SIGNALS}
     try:
+        try:
+            child = subprocess.Popen(list(argv), env=env, start_new_session=True, preexec_fn=_die_with_parent)
+        except FileNotFoundError as e:
+            raise LauncherExit(ExitCode.SCRIPT_NOT_FOUND, f"{argv[0]}: {e.strerror}") from None
+        except PermissionError as e:
+            raise LauncherExit(ExitCode.SCRIPT_NOT_EXECUTABLE, f"{argv[0]}: {e.strerror}") from None
+        except OSError as e:
+            raise LauncherExit(ExitCode.SCRIPT_NOT_EXECUTABLE, f"{argv[0]}: cannot execute ({e})") from None
+        group["pgid"] = child.pid
+        if "signum" in stopping:   # it came while the script was starting
+            _kill_group(child.pid, stopping["signum"])
+        runlog.log("script_started", " ".join(argv), pid=child.pid)
         while True:   # wait() retries after a signal handler ran, so poll to notice the grace deadline
             try:
                 returncode = child.wait(timeout=0.2)
@@ -108,13 +113,14 @@ def run_command(argv: Sequence[str], grace_seconds: float) -> int:
                 pass
             if "deadline" in stopping and time.monotonic() >= stopping["deadline"]:
                 runlog.log("grace_expired", f"the script outlived the {grace_seconds:g} s grace period: killed")
-                _kill_group(pgid, signal.SIGKILL)
+                _kill_group(child.pid, signal.SIGKILL)
                 child.wait()
                 return for_signal(stopping["signum"])
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        _kill_group(pgid, signal.SIGKILL)   # leftovers of the script's process group
+        if "pgid" in group:
+            _kill_group(group["pgid"], signal.SIGKILL)   # leftovers of the script's process group
     code = from_returncode(returncode)
     runlog.log("script_exited", f"the script exited with {code}", exit_code=code)
     return code
