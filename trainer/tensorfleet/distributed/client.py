@@ -166,16 +166,18 @@ class RpcClient:
                    cancel=None) -> tuple:
         """Sends the request frame; -> what `_bulk_reply` needs to read the reply (the connection stays this
         call's until then). _ConnectFailed when no connection could be made (nothing was sent)."""
+        header = wire.request_header(f"{self.service}/{method}", request.SerializeToString(), payload_bytes,
+                                     self.token)   # the token first: the server checks it before reading more
         with self._pool_lock:
             conn = self._pool.pop() if self._pool else None
         if conn is None:
             conn = self._connect()
         sock = conn[0]
-        header = wire.request_header(f"{self.service}/{method}", request.SerializeToString(), payload_bytes,
-                                     self.token)   # the token first: the server checks it before reading more
         # a cancelled call drops its connection: the task sees it close and cancels the call there (caller_watch)
         forget = cancel.on_cancel(partial(_shut, sock)) if cancel is not None else None
-        sent = (conn, method, timeout, cancel, forget)
+        # the deadline is the call's, not each read's: one thread reads several sent calls' replies in turn
+        deadline = None if timeout is None else time.monotonic() + timeout
+        sent = (conn, method, timeout, cancel, forget, deadline)
         try:
             sock.settimeout(timeout)
             wire.send_frame(sock, header, parts, payload_bytes)
@@ -185,9 +187,11 @@ class RpcClient:
 
     def _bulk_reply(self, sent: tuple) -> tuple:
         """Reads the reply of a `_bulk_send`; -> (CallHeader, payload)."""
-        conn, _, _, cancel, forget = sent
+        conn, _, _, cancel, forget, deadline = sent
         sock, reader = conn
         try:
+            if deadline is not None:
+                sock.settimeout(max(0.001, deadline - time.monotonic()))
             reply, payload = reader.read()
             if reply is None:
                 raise ConnectionResetError("the task closed the connection")
@@ -205,11 +209,13 @@ class RpcClient:
 
     def _bulk_failed(self, sent: tuple, e: BaseException) -> NoReturn:
         """A bulk call broke mid-way: its connection is out of step and closed; raises the call's error."""
-        conn, method, timeout, cancel, forget = sent
+        conn, method, timeout, cancel, forget, _ = sent
         if forget is not None:
             forget()
         conn[0].close()
-        if isinstance(e, socket.timeout):   # the reply may still come on that connection: dropped with it
+        # the call's own timeout (errno None; ETIMEDOUT from keepalive or TCP_USER_TIMEOUT is a dead peer, below);
+        # the reply may still come on that connection: dropped with it
+        if isinstance(e, socket.timeout) and e.errno is None and timeout is not None:
             raise errors.DeadlineExceededError(None, None, f"{method} on task {self.task} at {self.address} did "
                                                            f"not finish within {timeout:.3f} s") from None
         if not isinstance(e, (OSError, wire.FrameError)):
