@@ -80,10 +80,13 @@ def run_command(argv: Sequence[str], grace_seconds: float) -> int:
     stopping: dict = {}
 
     group: dict = {}   # the script's process group once it exists
+    pending: list = []   # signals that came while the script was starting: sent to it once it exists
 
     def forward(signum, frame):
         if "pgid" in group:
             _kill_group(group["pgid"], signum)
+        else:
+            pending.append(signum)
         if signum in STOPPING_SIGNALS and "signum" not in stopping:
             stopping["signum"] = signum
             stopping["deadline"] = time.monotonic() + grace_seconds
@@ -92,18 +95,26 @@ def run_command(argv: Sequence[str], grace_seconds: float) -> int:
 
     # installed before the script starts: a signal while it starts is forwarded too, not the launcher's death
     previous = {s: signal.signal(s, forward) for s in FORWARDED_SIGNALS}
+    # what the launcher was started ignoring (nohup: SIGHUP) the script ignores too, as it would have inherited
+    ignored = [s for s, handler in previous.items() if handler == signal.SIG_IGN]
+
+    def start_child() -> None:   # in the child, between fork and exec
+        _die_with_parent()
+        for s in ignored:
+            signal.signal(s, signal.SIG_IGN)
+
     try:
         try:
-            child = subprocess.Popen(list(argv), env=env, start_new_session=True, preexec_fn=_die_with_parent)
+            child = subprocess.Popen(list(argv), env=env, start_new_session=True, preexec_fn=start_child)
         except FileNotFoundError as e:
             raise LauncherExit(ExitCode.SCRIPT_NOT_FOUND, f"{argv[0]}: {e.strerror}") from None
         except PermissionError as e:
             raise LauncherExit(ExitCode.SCRIPT_NOT_EXECUTABLE, f"{argv[0]}: {e.strerror}") from None
         except OSError as e:
             raise LauncherExit(ExitCode.SCRIPT_NOT_EXECUTABLE, f"{argv[0]}: cannot execute ({e})") from None
-        group["pgid"] = child.pid
-        if "signum" in stopping:   # it came while the script was starting
-            _kill_group(child.pid, stopping["signum"])
+        group["pgid"] = child.pid   # from here the handler forwards itself: `pending` no longer grows
+        for signum in pending:
+            _kill_group(child.pid, signum)
         runlog.log("script_started", " ".join(argv), pid=child.pid)
         while True:   # wait() retries after a signal handler ran, so poll to notice the grace deadline
             try:
