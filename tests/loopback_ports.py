@@ -10,8 +10,10 @@ A port checked free is still free only until somebody binds it, and a test's ser
 (a process that starts late on purpose). Other pickers on the machine (the other pytest-xdist workers, a second
 suite run beside this one) would draw it meanwhile, so every port handed out is also reserved machine-wide for
 `RESERVE_SECONDS`: a file created with O_EXCL in a directory all pickers share; a reservation older than that is
-taken over (renamed away first, so two pickers cannot both take it).
+taken over, under an flock of the directory's lock file, so two pickers cannot both take it (the lock ends with
+its holder's process).
 """
+import fcntl
 import os
 import random
 import socket
@@ -39,21 +41,21 @@ def _create(path: str) -> bool:
         return False
 
 
-def _reserve(port: int, rng: random.Random) -> bool:
+def _reserve(port: int) -> bool:
     """True when this process now holds `port`'s reservation (new, or taken over from an expired one)."""
     os.makedirs(_DIR, exist_ok=True)
     path = os.path.join(_DIR, str(port))
     if _create(path):
         return True
-    try:
-        if time.time() - os.stat(path).st_mtime < RESERVE_SECONDS:
-            return False
-        aside = f"{path}.expired.{os.getpid()}.{rng.getrandbits(32)}"
-        os.rename(path, aside)   # only one picker's rename of this file succeeds
-        os.unlink(aside)
-    except FileNotFoundError:   # another picker took it over first
-        return False
-    return _create(path)
+    with open(os.path.join(_DIR, ".takeover.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)   # the check and the takeover as one step among pickers
+        try:
+            if time.time() - os.stat(path).st_mtime < RESERVE_SECONDS:
+                return False
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        return _create(path)
 
 
 def free_ports(n: int) -> list:
@@ -71,7 +73,7 @@ def free_ports(n: int) -> list:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
-        if not _reserve(port, rng):
+        if not _reserve(port):
             continue
         ports.append(port)
         if len(ports) == n:

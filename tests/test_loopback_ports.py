@@ -1,10 +1,10 @@
 """The test suites' port picker: a port handed out is free and reserved machine-wide, so neither another
 pytest-xdist worker nor a second suite run beside this one draws it before its server binds it."""
 import os
-import random
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -30,15 +30,42 @@ def test_ports_are_free_distinct_below_the_ephemeral_range_and_reserved(reservat
     assert sorted(int(name) for name in os.listdir(reservations)) == sorted(ports)
 
 
-def test_a_reserved_port_is_not_handed_out_again_until_it_expires(reservations):
-    rng = random.Random(0)
-    port = loopback_ports.free_port()
-    assert not loopback_ports._reserve(port, rng)
+def _expire(path):
     old = time.time() - loopback_ports.RESERVE_SECONDS - 1
-    os.utime(reservations / str(port), (old, old))
-    assert loopback_ports._reserve(port, rng)        # taken over once expired ...
-    assert not loopback_ports._reserve(port, rng)    # ... and held again
-    assert os.listdir(reservations) == [str(port)]   # nothing left beside it
+    os.utime(path, (old, old))
+
+
+def test_a_reserved_port_is_not_handed_out_again_until_it_expires(reservations):
+    port = loopback_ports.free_port()
+    assert not loopback_ports._reserve(port)
+    _expire(reservations / str(port))
+    assert loopback_ports._reserve(port)        # taken over once expired ...
+    assert not loopback_ports._reserve(port)    # ... and held again
+    assert sorted(os.listdir(reservations)) == [".takeover.lock", str(port)]   # nothing else beside it
+
+
+def test_two_pickers_taking_over_one_expired_reservation_do_not_both_get_it(reservations, monkeypatch):
+    """Picker B has seen the reservation expired; picker A (another thread, its own lock) tries the same takeover
+    before B finishes: exactly one of them holds the port."""
+    port = loopback_ports.free_port()
+    path = str(reservations / str(port))
+    _expire(path)
+    real_stat, results = os.stat, {}
+
+    def stat(p, *a, **k):
+        st = real_stat(p, *a, **k)
+        if p == path and "A" not in results:   # B's check: now A tries the whole takeover
+            results["A"] = None
+            a = threading.Thread(target=lambda: results.update(A=loopback_ports._reserve(port)))
+            a.start()
+            a.join(timeout=1.0)   # blocked on B's lock (the fix) or done (the race)
+            results["thread"] = a
+        return st
+
+    monkeypatch.setattr(loopback_ports.os, "stat", stat)
+    results["B"] = loopback_ports._reserve(port)
+    results["thread"].join(timeout=10)
+    assert sorted([results["A"], results["B"]]) == [False, True]
 
 
 def test_concurrent_pickers_never_share_a_port(reservations):
