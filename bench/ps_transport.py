@@ -19,7 +19,9 @@ Comparisons in one run, interleaved round by round (each side a fresh ps process
 - `--baseline-trainer DIR`: the ps runs another checkout's trainer/ directory (e.g. the main branch
   before a change) against this one; TCP bulk and the Unix socket, MB/s and latency, ratio this/baseline.
 - `--tls`: a job CA and certificate made with the openssl command; plain one-port TCP bulk against TLS
-  on one port (ALPN) and TLS in two-port mode (TENSORFLEET_SINGLE_PORT=0), ratios to plain.
+  on one port (ALPN) and TLS in two-port mode (TENSORFLEET_SINGLE_PORT=0), ratios to plain. The baseline
+  of each TLS side is a bare TLS socket pair (Python's ssl at both ends), so the ratio of the bare pairs
+  says how much of plaintext's speed any transport on Python's ssl can keep on the machine.
 """
 from __future__ import annotations
 
@@ -58,6 +60,11 @@ import numpy as np
 srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
 print(srv.getsockname()[1], flush=True)
 conn, _ = srv.accept(); conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+if len(sys.argv) > 1:   # cert, key, CA: the same bytes over a bare TLS socket (Python's ssl, mutual)
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+    ctx.load_verify_locations(sys.argv[3]); ctx.verify_mode = ssl.CERT_REQUIRED
+    conn = ctx.wrap_socket(conn, server_side=True)
 bufs = {}
 def recv_exact(view):
     while len(view):
@@ -109,14 +116,20 @@ def _env(extra=None, trainer=None):
 
 
 class RawTcp:
-    """The baseline: a sink process on loopback; push = send + 8-byte ack, pull = 9-byte request + receive."""
+    """The baseline: a sink process on loopback; push = send + 8-byte ack, pull = 9-byte request + receive.
+    `tls` (cert, key, CA files): the same over a bare TLS socket pair (Python's ssl both ends, mutual)."""
 
-    def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", SINK_MAIN], stdin=subprocess.DEVNULL,
+    def __init__(self, tls=None):
+        self.proc = subprocess.Popen([sys.executable, "-c", SINK_MAIN, *(tls or ())], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, text=True)
         port = int(self.proc.stdout.readline())
         self.sock = socket.create_connection(("127.0.0.1", port))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls:
+            import ssl
+            ctx = ssl.create_default_context(cafile=tls[2])
+            ctx.load_cert_chain(tls[0], tls[1])
+            self.sock = ctx.wrap_socket(self.sock, server_hostname="127.0.0.1")
         self.bufs: dict = {}
 
     def _recv_exact(self, view):
@@ -272,6 +285,14 @@ def report_comparison(runs, sides):
         med[name].update({f"cpu {k}": v for k, v in cpu.items()})
         med[name]["cpu call"] = statistics.median(r["ps_cpu_us_per_call"] for r in runs[name])
         print(f"{name:<24}" + "".join(f"{cpu[k]:>15.3f}" for k in keys) + f"{med[name]['cpu call']:>16.0f}")
+    print("bare socket pairs, the same bytes in the same rounds (MB/s; under TLS: Python's ssl at both ends):")
+    for name in names:
+        raw = {k: statistics.median(r["raw_tcp"][k][0] for r in runs[name]) for k in keys}
+        med[name].update({f"raw {k}": v for k, v in raw.items()})
+        print(f"{name:<24}" + "".join(f"{raw[k]:>15.0f}" for k in keys))
+    if "TLS, one port" in names:
+        print("ratio of the bare pairs, TLS / plain (what Python's ssl leaves on this machine): " + ", ".join(
+            f"{k} {med['TLS, one port']['raw ' + k] / med['plain, one port']['raw ' + k]:.2f}x" for k in keys))
     pairs = [(n, n.replace("this tree", "baseline")) for n in names if n.startswith("this tree")]
     pairs += [(n, "plain, one port") for n in names if n.startswith("TLS")]
     if "TLS, one port" in names:
@@ -299,7 +320,8 @@ def bench(sizes, rounds, latency_calls, bulk=True, trainer=None):
     assert ps.stdout.readline().startswith("READY")
     _PS_PID[0] = ps.pid
     server = tf.train.Server(cluster, job_name="worker", task_index=0)
-    raw = RawTcp()
+    tls = [os.environ.get(k, "") for k in ("TENSORFLEET_TLS_CERT", "TENSORFLEET_TLS_KEY", "TENSORFLEET_TLS_CA")]
+    raw = RawTcp(tls if all(tls) else None)   # under TLS, the baseline is a bare TLS socket pair
     out = {"tensorfleet": {}, "raw_tcp": {}}
     try:
         graph = tf.Graph()
