@@ -133,13 +133,13 @@ def _unpack_strings(buf: np.ndarray, meta, dims: tuple, count: int, where: str) 
         raise errors.InvalidArgumentError(None, None, f"{where}: {meta.nbytes} bytes at offset {meta.offset} do "
                                                       f"not fit {count} strings in a payload of {buf.size} bytes")
     region = buf[meta.offset: meta.offset + meta.nbytes]
-    lengths = region[: 8 * count].view("<u8")
-    if int(lengths.sum()) != meta.nbytes - 8 * count:
+    lengths = region[: 8 * count].view("<u8").tolist()   # Python ints: their sum cannot wrap around
+    if sum(lengths) != meta.nbytes - 8 * count:
         raise errors.InvalidArgumentError(None, None, f"{where}: string lengths do not add up to the payload")
     data = region[8 * count:].tobytes()
     out = np.empty(count, dtype=object)
     pos = 0
-    for i, n in enumerate(lengths.tolist()):
+    for i, n in enumerate(lengths):
         out[i] = data[pos: pos + n]
         pos += n
     out = out.reshape(dims)
