@@ -30,6 +30,8 @@ class ConnectionLimits:
       connection moving no byte either way (clients ping every TENSORFLEET_DEAD_PEER_SECONDS / 2).
     - linger_seconds: 1 (TENSORFLEET_BULK_LINGER_SECONDS): how long a worker thread waits for a bulk
       connection's next request before giving the connection back to the loop.
+    - stall_seconds: 10 (TENSORFLEET_BULK_STALL_SECONDS): inside a bulk frame (its header or payload), the
+      longest time without a byte before the connection is closed (checked every linger_seconds).
     """
 
     max_connections: int = field(default_factory=lambda: int(_env_number("TENSORFLEET_MAX_CONNECTIONS", 512)))
@@ -37,6 +39,7 @@ class ConnectionLimits:
     grpc_idle_seconds: float = field(default_factory=lambda: max(_env_number("TENSORFLEET_GRPC_IDLE_SECONDS", 8.0),
                                                                  Timeouts().dead_peer_seconds))
     linger_seconds: float = field(default_factory=lambda: _env_number("TENSORFLEET_BULK_LINGER_SECONDS", 1.0))
+    stall_seconds: float = field(default_factory=lambda: _env_number("TENSORFLEET_BULK_STALL_SECONDS", 10.0))
 
     @property
     def max_unauthenticated(self) -> int:

@@ -53,7 +53,7 @@ class Conn:
     """One accepted connection. Only the thread that holds it (the loop, or one worker) uses its socket."""
 
     __slots__ = ("sock", "fd", "peer", "state", "buf", "sizes", "deadline", "drained", "pump", "events", "reader",
-                 "poller", "closed", "owners", "_loop")
+                 "closed", "owners", "_loop")
 
     def __init__(self, sock: socket.socket, peer: str, loop: "ConnectionLoop"):
         self.sock = sock
@@ -67,7 +67,6 @@ class Conn:
         self.pump: Optional[GrpcPump] = None
         self.events = [0, 0]            # registered selector events: the socket, the pump's upstream
         self.reader = None              # the worker side's wire.FrameReader (kept while idle)
-        self.poller = None              # the worker side's select.poll for the linger wait
         self.closed = False
         self.owners: set = set()        # client_leases: whose state this connection keeps alive
         self._loop = loop

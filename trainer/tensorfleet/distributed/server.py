@@ -348,7 +348,7 @@ class Server:
         heads = wire.RequestHeads(self._token, self._limits)
         name = f"{self._job}-{self._task}"
         bulk = BulkCalls(name, self._methods, self._limits, heads, self._caller_watch,
-                         self.connection_limits.linger_seconds, self._leases.bind) if self._bulk_enabled() else None
+                         self.connection_limits, self._leases.bind) if self._bulk_enabled() else None
         self._connections = ConnectionLoop(name, self.connection_limits, heads, bulk.submit if bulk else None,
                                            grpc_path, self._tls_context, self._leases.connection_closed)
         return self._connections
