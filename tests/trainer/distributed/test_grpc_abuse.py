@@ -1,5 +1,11 @@
 """gRPC peers without the token cannot hold a ps's connections or memory: a real ps process (token set).
 
+- HEADERS flood: 4 connections open 25,000 streams each (HTTP/2 HEADERS frames, no token) while their
+  connections live (TENSORFLEET_AUTH_SECONDS=30); the test reads the answers until the ps has ended every
+  stream (RST_STREAM or a status; at most 20 s). Streams per connection and calls at once are bounded
+  (grpc.max_concurrent_streams, maximum_concurrent_rpcs), so the ps's peak RSS grows by less than 48 MB
+  (before: every refused call queued, +135 MB), and a legitimate client is served during the flood (or
+  refused RESOURCE_EXHAUSTED; before: CANCELLED) and after it.
 - Pinging preface-only connections: as many as TENSORFLEET_MAX_CONNECTIONS send the HTTP/2 preface and
   SETTINGS, then a PING every 0.3 s, and never a call with the token. Each is closed within
   TENSORFLEET_AUTH_SECONDS (+ slack) of its accept whatever it sends (before: the pings kept them open
@@ -124,6 +130,55 @@ def _read_until_closed(sock, closed_at, i):
     except OSError:
         pass
     closed_at[i] = time.monotonic()
+
+
+def test_a_headers_flood_without_the_token_is_bounded_and_the_ps_serves_after(cluster_procs):
+    c, proc, drain, address, port = _start_ps(cluster_procs, {"TENSORFLEET_AUTH_SECONDS": "30"})
+    bulk, plain = _clients(address, port)
+    try:
+        assert _served(bulk) and _served(plain)
+        base = _proc_status(proc.pid)
+        socks = [_connect(port) for _ in range(4)]
+        answers = [0] * len(socks)
+        readers = [threading.Thread(target=_count_answers, args=(s, answers, i), daemon=True)
+                   for i, s in enumerate(socks)]
+        for s, reader in zip(socks, readers):
+            s.sendall(HTTP2_PREFACE + SETTINGS + SETTINGS_ACK)
+            reader.start()
+        sent, flood_end = 0, time.monotonic() + 10.0
+        for burst in range(50):   # 50 x 500 streams on each connection (at most 10 s of it)
+            if time.monotonic() > flood_end:
+                break
+            blob = b"".join(_h2_frame(1, 5, 2 * (burst * 500 + k) + 1, _HEADERS_BLOCK) for k in range(500))
+            for s in socks:
+                try:
+                    s.sendall(blob)
+                    sent += 500
+                except OSError:
+                    pass
+        try:   # during the flood: served, or refused for the moment
+            plain.call("GetStatus", pb.GetStatusRequest(), pb.GetStatusResponse, timeout=10)
+        except errors.ResourceExhaustedError:
+            pass
+        wait_end = time.monotonic() + 20.0
+        while sum(answers) < sent and time.monotonic() < wait_end:   # the ps dealt with every stream
+            time.sleep(0.05)
+        during = _proc_status(proc.pid)
+        for s in socks:
+            s.close()
+        assert _served(plain) and _served(bulk)
+        end = _proc_status(proc.pid)
+    finally:
+        bulk.close()
+        plain.close()
+    growth = end["VmHWM"] - base["VmRSS"]
+    print(f"{sent} HEADERS sent, {sum(answers)} streams ended by the ps; ps RSS {base['VmRSS'] >> 20} MB "
+          f"before, peak {end['VmHWM'] >> 20} MB (+{growth / 2**20:.1f} MB); threads {base['Threads']} "
+          f"before, {during['Threads']} during the flood")
+    assert growth < RSS_GROWTH_LIMIT, f"the ps's peak RSS grew by {growth >> 20} MB"
+    c.stop()
+    drain.join(30)
+    assert "Traceback" not in "".join(drain.lines)
 
 
 def test_connections_that_only_ping_are_closed_within_the_auth_bound_and_do_not_lock_clients_out(cluster_procs):
