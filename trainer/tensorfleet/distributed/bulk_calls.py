@@ -7,14 +7,17 @@ reads the rest of the request (header and payload, into the connection's `wire.F
 `linger_seconds` for the connection's next request and serves that too: a busy client keeps its thread,
 so the fast path has no hand-off between threads. The wait is the socket's receive timeout (SO_RCVTIMEO:
 the same one blocking recv as before, `wire.Idle` when it passes); a TLS socket, whose reads OpenSSL
-retries through such a timeout, polls first. A connection idle for longer goes back to the loop, which
-holds it without a thread. Worker threads start on demand and end after `IDLE_THREAD_S` without work.
+retries through such a timeout, gets a Python-level timeout instead while it reads (none while it sends:
+a slow but live reader still gets a large reply). A connection idle for longer goes back to the loop, which
+holds it without a thread. Inside a frame a connection may not stall: a request head must be complete
+within `auth_seconds` of its first byte, and a frame that brings no byte for `stall_seconds` closes the
+connection (`wire.Stalled`, a debug line), so a stalled peer never holds a thread for long.
+Worker threads start on demand and end after `IDLE_THREAD_S` without work.
 """
 from __future__ import annotations
 
 import logging
 import queue
-import select
 import socket
 import ssl
 import struct
@@ -27,6 +30,7 @@ from .. import errors
 from . import rpc_errors, wire
 from .caller_watch import ConnectionWatch
 from .client import _attach
+from .conn_limits import ConnectionLimits
 from .protos import service_pb2
 from .service_methods import Methods
 
@@ -78,12 +82,14 @@ class BulkCalls:
     """Serves authenticated bulk requests (see the module docstring)."""
 
     def __init__(self, name: str, methods: Methods, limits: wire.Limits, heads: wire.RequestHeads,
-                 caller_watch: ConnectionWatch, linger_seconds: float, bind: Optional[Callable] = None):
+                 caller_watch: ConnectionWatch, conn_limits: ConnectionLimits, bind: Optional[Callable] = None):
         self._methods, self._limits, self._heads = methods, limits, heads
         self._watch = caller_watch
-        self._linger_ms = max(1, int(linger_seconds * 1000))
-        seconds, ms = divmod(self._linger_ms, 1000)
+        linger_ms = max(1, int(conn_limits.linger_seconds * 1000))
+        self._linger_s = linger_ms / 1000
+        seconds, ms = divmod(linger_ms, 1000)
         self._linger_timeval = struct.pack("@ll", seconds, ms * 1000)   # (0, 0) would mean no timeout
+        self._bounds = (conn_limits.auth_seconds, conn_limits.stall_seconds)   # wire.FrameReader's
         self._bind = bind   # bind(conn, owner): client_leases; None: not tracked
         self.workers = Workers(name)
 
@@ -99,18 +105,22 @@ class BulkCalls:
             sock = conn.sock
             sock.setblocking(True)
             tls = isinstance(sock, ssl.SSLSocket)
-            if not tls:
+            if tls:   # reads time out (socket.timeout); OpenSSL would retry through SO_RCVTIMEO
+                sock.settimeout(self._linger_s)
+            else:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, self._linger_timeval)
             reader = conn.reader
             if reader is None:
-                reader = conn.reader = wire.FrameReader(sock, self._limits)
+                reader = conn.reader = wire.FrameReader(sock, self._limits, bounds=self._bounds)
             while True:
                 header = field + reader.read_exact(header_bytes - len(field))
                 payload = reader.read_payload(payload_bytes)
+                if tls:   # no timeout while the call runs and replies: a slow reader's large reply is not cut
+                    sock.settimeout(None)
                 if not self._answer(conn, header, payload, bind):
                     return conn.close("malformed request")
-                if tls and not self._tls_request_within_linger(conn, reader):
-                    return give_back(conn)
+                if tls:
+                    sock.settimeout(self._linger_s)
                 try:
                     header_bytes, payload_bytes = reader.read_request_head(heads)
                 except wire.Idle:
@@ -125,14 +135,6 @@ class BulkCalls:
         except Exception:  # noqa: BLE001 - a bug: logged with its traceback; the server keeps serving
             logger.exception("Serving a bulk connection from %s failed", conn.peer)
             conn.close("internal error")
-
-    def _tls_request_within_linger(self, conn, reader: wire.FrameReader) -> bool:
-        if reader.buffered() or conn.sock.pending():
-            return True
-        if conn.poller is None:
-            conn.poller = select.poll()
-            conn.poller.register(conn.fd, select.POLLIN)
-        return bool(conn.poller.poll(self._linger_ms))
 
     def _answer(self, conn, raw: bytes, payload, bind) -> bool:
         """Serves one request; False closes the connection."""

@@ -6,17 +6,19 @@ bulk), reads each connection's first bytes (`one_port.classify`) and each bulk r
 prefix and the token field that starts its header: `wire.RequestHeads`). Then:
 - an authenticated bulk request goes to `bulk_calls.BulkCalls`: a worker thread reads the rest and serves
   it, and gives the connection back once it stays idle;
-- a gRPC connection is pumped to the internal grpcio server by the loop itself (`one_port.GrpcPump`);
+- a gRPC connection is pumped to the internal grpcio server by the loop itself (`one_port.GrpcPump`); it
+  counts as unauthenticated until grpcio served a call with the token on it (`one_port.PumpPeers`: the
+  handler reports it, `grpc_authenticated`);
 - a head that fails its checks is answered with its status (INVALID_ARGUMENT, RESOURCE_EXHAUSTED,
   UNAUTHENTICATED), the connection's write side shut, at most `DISCARD_BYTES` more read, then it is closed.
 
 Bounds (`ConnectionLimits`, env overrides; docs/distributed.md lists them):
 - at most `max_connections` open connections (another is closed at accept), and at most half of them not
   yet authenticated (a new one closes the oldest of those);
-- a connection must complete an authenticated request head (or the HTTP/2 preface, or its TLS handshake
-  and then that) within `auth_seconds` of its accept, and a later bulk frame its head within `auth_seconds`
-  of its first byte; a gRPC connection that moves no byte either way for `grpc_idle_seconds` is closed
-  (gRPC clients ping every `TENSORFLEET_DEAD_PEER_SECONDS / 2`, so a live one is never that idle);
+- a connection must complete an authenticated request head (a gRPC one: have a call with the token served;
+  under TLS its handshake too) within `auth_seconds` of its accept, whatever else it sends (pings), and a
+  later bulk frame its head within `auth_seconds` of its first byte; then a gRPC connection that moves no byte
+  either way for `grpc_idle_seconds` is closed (clients ping every `TENSORFLEET_DEAD_PEER_SECONDS / 2`);
 - an authenticated bulk connection may stay idle here (clients pool them; the kernel's keepalive probes
   end it if its host vanishes).
 So a peer without the token costs a file descriptor and a few hundred bytes for a few seconds, never a
@@ -37,7 +39,7 @@ from .. import errors
 from . import wire
 from .caller_watch import probe_idle_peer
 from .conn_limits import ConnectionLimits
-from .one_port import PUMP_BUFFER_BYTES, SNIFF_BYTES, GrpcPump, classify
+from .one_port import PUMP_BUFFER_BYTES, SNIFF_BYTES, GrpcPump, PumpPeers, classify, close_socket
 from .tls import GRPC_ALPN
 
 logger = logging.getLogger("tensorfleet.distributed")
@@ -53,7 +55,7 @@ class Conn:
     """One accepted connection. Only the thread that holds it (the loop, or one worker) uses its socket."""
 
     __slots__ = ("sock", "fd", "peer", "state", "buf", "sizes", "deadline", "drained", "pump", "events", "reader",
-                 "poller", "closed", "owners", "_loop")
+                 "closed", "owners", "_loop")
 
     def __init__(self, sock: socket.socket, peer: str, loop: "ConnectionLoop"):
         self.sock = sock
@@ -67,7 +69,6 @@ class Conn:
         self.pump: Optional[GrpcPump] = None
         self.events = [0, 0]            # registered selector events: the socket, the pump's upstream
         self.reader = None              # the worker side's wire.FrameReader (kept while idle)
-        self.poller = None              # the worker side's select.poll for the linger wait
         self.closed = False
         self.owners: set = set()        # client_leases: whose state this connection keeps alive
         self._loop = loop
@@ -105,6 +106,7 @@ class ConnectionLoop:
         self._conns: set = set()          # every open connection (any thread)
         self._held: set = set()           # those in the loop (loop thread only)
         self._pending: collections.OrderedDict = collections.OrderedDict()   # not yet authenticated, oldest first
+        self._pumps = PumpPeers(grpc_path)   # pumped gRPC connections awaiting a call with the token
         self._adopted: collections.deque = collections.deque()
         self._scratch = memoryview(bytearray(PUMP_BUFFER_BYTES))
         self._closing = False
@@ -133,6 +135,10 @@ class ConnectionLoop:
         """Connections the loop holds (not running a call), at this moment."""
         return len(self._held)
 
+    def grpc_authenticated(self, peer: str) -> None:
+        """From a gRPC handler (any thread): a call with the job token from `peer` (`context.peer()`) runs."""
+        self._pumps.authenticated(peer)
+
     def give_back(self, conn: Conn, closing: bool = False) -> None:
         """From a worker: the connection is idle (or, `closing`, refused after a status) and the loop holds it."""
         if self._closing:
@@ -146,9 +152,9 @@ class ConnectionLoop:
                 return
             conn.closed = True
             self._conns.discard(conn)
-        _close_socket(conn.sock)
+        close_socket(conn.sock)
         if conn.pump is not None:
-            _close_socket(conn.pump.upstream.sock)
+            close_socket(conn.pump.upstream.sock)
         logger.debug("Connection from %s to %s closed: %s", conn.peer, self.name, reason)
         if self._on_closed is not None:
             self._on_closed(conn)
@@ -199,7 +205,7 @@ class ConnectionLoop:
         for conn in list(self._held):
             self._drop(conn, "the server stopped")
         for listener in self._listeners:
-            _close_socket(listener.sock)
+            close_socket(listener.sock)
         self._listeners = []
         try:
             self._sel.close()
@@ -244,10 +250,11 @@ class ConnectionLoop:
                 self._timed = True
                 return
             if len(self._conns) >= self.limits.max_connections:
-                _close_socket(sock)
+                close_socket(sock)
                 self._warn(f"{self.limits.max_connections} connections open (TENSORFLEET_MAX_CONNECTIONS): "
                            f"refusing new ones")
                 continue
+            self._take_authenticated()   # (those leave the unauthenticated budget before its oldest is closed)
             if len(self._pending) >= self.limits.max_unauthenticated:
                 oldest = next(iter(self._pending))
                 self._drop(oldest, f"more than {self.limits.max_unauthenticated} connections without a request: "
@@ -265,7 +272,7 @@ class ConnectionLoop:
             try:
                 sock = self._tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
             except (OSError, ValueError) as e:
-                _close_socket(sock)
+                close_socket(sock)
                 logger.debug("Connection to %s closed: %s", self.name, e)
                 return
             state = _TLS
@@ -408,17 +415,16 @@ class ConnectionLoop:
     def _start_pump(self, conn: Conn, first: bytes) -> None:
         if not self._grpc_path:
             return self._drop(conn, "a gRPC connection, but gRPC is served on another port")
-        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        upstream.setblocking(False)
         try:
-            upstream.connect(self._grpc_path)
+            upstream, name = self._pumps.connect(self._grpc_path, conn)
         except OSError as e:
-            upstream.close()
             return self._drop(conn, f"the internal gRPC server did not accept it: {e}")
-        conn.pump = GrpcPump(conn.sock, upstream, first, self._scratch)
-        self._pending.pop(conn, None)
+        conn.pump = GrpcPump(conn.sock, upstream, first, self._scratch, name)
+        if not name:   # its calls cannot be told apart (not Linux): the preface authenticates it, as before
+            self._pending.pop(conn, None)
+            conn.deadline = 0.0
         self._timed = True
-        conn.state, conn.buf, conn.deadline = _PUMP, bytearray(), 0.0
+        conn.state, conn.buf = _PUMP, bytearray()
         self._pump(conn)
 
     def _pump(self, conn: Conn) -> None:
@@ -453,7 +459,13 @@ class ConnectionLoop:
                     conn.events[side] = 0
         self._held.discard(conn)
         self._pending.pop(conn, None)
+        self._pumps.forget(conn)
         self.close_conn(conn, reason)
+
+    def _take_authenticated(self) -> None:
+        for conn in self._pumps.take():   # a call with the token was served on it: no deadline any more
+            self._pending.pop(conn, None)
+            conn.deadline = 0.0
 
     def _sweep(self, now: float) -> None:
         timed = False
@@ -462,11 +474,14 @@ class ConnectionLoop:
                 listener.paused_until = 0.0
                 self._sel.register(listener.sock, _READ, listener)
             timed |= bool(listener.paused_until)
+        self._take_authenticated()
         for conn in list(self._held):
             if conn.state == _PUMP:
                 assert conn.pump is not None
                 timed = True
-                if now - conn.pump.last_active > self.limits.grpc_idle_seconds:
+                if conn.deadline and now > conn.deadline:
+                    self._drop(conn, f"no gRPC call with the job token within {self.limits.auth_seconds:g} s")
+                elif now - conn.pump.last_active > self.limits.grpc_idle_seconds:
                     self._drop(conn, f"gRPC connection idle for {self.limits.grpc_idle_seconds:g} s")
             elif conn.deadline:
                 timed = True
@@ -480,14 +495,3 @@ class ConnectionLoop:
         if now >= self._next_warning:
             logger.warning("%s: %s", self.name, message)
             self._next_warning = now + 10.0
-
-
-def _close_socket(sock: socket.socket) -> None:
-    try:
-        socket.socket.shutdown(sock, socket.SHUT_RDWR)
-    except (OSError, ValueError):
-        pass
-    try:
-        sock.close()
-    except OSError:
-        pass

@@ -7,6 +7,8 @@ answers UNAUTHENTICATED without reading a message, so not even a unary body is b
 call as raw bytes, joins streamed chunks (`wire`), dispatches to the method table and maps any error to
 its gRPC status (`rpc_errors`), so a malformed request is answered INVALID_ARGUMENT and the server keeps
 serving. The owners of client state seen over gRPC are pinned (`client_leases.ClientLeases.touch`).
+Each call with the token tells the connection loop its peer (`ConnectionLoop.grpc_authenticated`): a
+connection pumped from the shared port counts as unauthenticated until then (`one_port.PumpPeers`).
 A streamed call (RunGraph, RunStep) is cancelled when grpcio reports its client gone (`caller_watch`).
 The bulk port (server.py) carries the same calls as raw frames.
 """
@@ -51,8 +53,15 @@ class GrpcHandler(grpc.GenericRpcHandler):
             return _REFUSE
         return handler
 
+    def _authenticated(self, context) -> None:
+        """A call with the token runs (`service` checked it): its connection is authenticated."""
+        loop = self._server._connections
+        if loop is not None:
+            loop.grpc_authenticated(context.peer())
+
     def _unary(self, name):
         def handle(raw, context):
+            self._authenticated(context)
             try:
                 response, _ = self._server._methods.dispatch(name, raw, None, self._server._limits, None,
                                                              self._server._leases.touch)
@@ -68,6 +77,7 @@ class GrpcHandler(grpc.GenericRpcHandler):
         limits = self._server._limits
 
         def handle(raw_iter, context):
+            self._authenticated(context)
             try:
                 chunk_iter = (service_pb2.Chunk.FromString(r) for r in raw_iter)
                 header, payload = wire.join_chunks(chunk_iter, limits, name)

@@ -12,9 +12,13 @@ Under TLS both kinds open with a ClientHello, so the loop terminates TLS itself 
 the ALPN protocol the client offered (`tls.GRPC_ALPN` or `tls.BULK_ALPN`); the pump then moves the
 decrypted bytes (the loop's thread is the only one using that TLS object). `TENSORFLEET_SINGLE_PORT=0`
 restores the two-port mode (gRPC on the spec port, bulk on an ephemeral port).
+
+A pumped connection counts as unauthenticated until grpcio served a call with the job token on it:
+`PumpPeers` names each pump's upstream socket, which grpcio reports as the call's peer.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import selectors
 import shutil
@@ -22,6 +26,7 @@ import socket
 import ssl
 import sys
 import tempfile
+import threading
 import time
 from typing import Optional
 
@@ -80,6 +85,64 @@ class InternalGrpcSocket:
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
+class PumpPeers:
+    """Which pumped gRPC connections had a call with the job token served. Each pump's upstream Unix socket
+    is bound to an abstract name of its own (`connect`), which the internal grpcio server reports as its
+    calls' peer (`context.peer()` is "unix-abstract:<name>"); `GrpcHandler` reports each authenticated call's
+    peer (`authenticated`, any thread) and the connection loop takes those connections (`take`, its thread),
+    which then leave its unauthenticated budget and deadline. Names are unique per network namespace: the
+    internal socket's name (pid, spec port, incarnation) plus a counter. Off (`enabled` False) where the
+    internal socket is a file (not Linux): a pumped connection then counts as authenticated at its preface."""
+
+    _PEER = "unix-abstract:"
+
+    def __init__(self, grpc_path: str):
+        self.enabled = grpc_path.startswith("\0")
+        self._prefix = f"{grpc_path[1:]}-pump-"
+        self._count = itertools.count()
+        self._waiting: dict = {}   # name -> connection not yet authenticated (the loop's thread writes it)
+        self._done: set = set()    # names reported authenticated, not yet taken
+        self._lock = threading.Lock()
+
+    def connect(self, grpc_path: str, conn) -> tuple:
+        """A non-blocking upstream socket connected to the internal grpcio server -> (socket, its name: "" when
+        not `enabled`); `conn` waits for its authenticated call. OSError when it cannot connect."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        name = f"{self._prefix}{next(self._count)}" if self.enabled else ""
+        try:
+            if name:
+                sock.bind("\0" + name)
+            sock.setblocking(False)
+            sock.connect(grpc_path)
+        except OSError:
+            sock.close()
+            raise
+        if name:
+            self._waiting[name] = conn
+        return sock, name
+
+    def authenticated(self, peer: str) -> None:
+        """(any thread) A call with the job token from `peer` is being served."""
+        name = peer[len(self._PEER):] if peer.startswith(self._PEER) else ""
+        if name in self._waiting:   # (a dict lookup: safe beside the loop's writes)
+            with self._lock:
+                self._done.add(name)
+
+    def take(self) -> list:
+        """(the loop's thread) The waiting connections reported authenticated since the last take."""
+        if not self._done:
+            return []
+        with self._lock:
+            done, self._done = self._done, set()
+        taken = (self._waiting.pop(name, None) for name in done)   # a closed one's name is gone already
+        return [conn for conn in taken if conn is not None]
+
+    def forget(self, conn) -> None:
+        """(the loop's thread) `conn` closed."""
+        if conn.pump is not None and conn.pump.name:
+            self._waiting.pop(conn.pump.name, None)
+
+
 def classify(first: bytes, bulk_magic: bytes) -> str:
     """A connection's first bytes (at most SNIFF_BYTES) -> "grpc", "bulk", "more" (a prefix of either:
     wait for more) or "bad"."""
@@ -130,8 +193,10 @@ class GrpcPump:
     whether the pump goes on; then `events()` are what each socket must become for it to go on. `first` are
     bytes already read from the client (its sniffed preface)."""
 
-    def __init__(self, client: socket.socket, upstream: socket.socket, first: bytes, scratch: memoryview):
+    def __init__(self, client: socket.socket, upstream: socket.socket, first: bytes, scratch: memoryview,
+                 name: str = ""):
         self.client, self.upstream = _End(client), _End(upstream)
+        self.name = name               # its upstream's name (`PumpPeers`)
         self.down = bytearray(first)   # client -> upstream
         self.up = bytearray()          # upstream -> client
         self._scratch = scratch        # the loop's read buffer, shared by its pumps (one thread)
@@ -170,3 +235,15 @@ class GrpcPump:
     def events(self) -> tuple:
         """(client events, upstream events) to wait for."""
         return self.client.wait, self.upstream.wait
+
+
+def close_socket(sock: socket.socket) -> None:
+    """Shuts both directions, then closes; a socket already closed or broken is no error."""
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except (OSError, ValueError):
+        pass
+    try:
+        sock.close()
+    except OSError:
+        pass

@@ -47,7 +47,7 @@ from .client import TOKEN_ENV, Timeouts, job_token, split_address
 from .client_leases import ClientLeases
 from .ps_lifetime import PsLifetime
 from .cluster import ClusterSpec, server_def_parts
-from .conn_limits import ConnectionLimits
+from .conn_limits import GRPC_STREAMS_PER_CONNECTION, ConnectionLimits
 from .conn_loop import ConnectionLoop
 from .grpc_handler import GrpcHandler
 from .master import Master
@@ -303,11 +303,15 @@ class Server:
                 ("grpc.so_reuseport", 0),
                 ("grpc.keepalive_permit_without_calls", 1),
                 ("grpc.http2.min_ping_interval_without_data_ms", 500),
-                ("grpc.http2.max_ping_strikes", 0)]
+                ("grpc.http2.max_ping_strikes", 0),
+                ("grpc.max_concurrent_streams", GRPC_STREAMS_PER_CONNECTION)]
         if not internal_address:   # grpcio's own TCP port: ping clients, so a vanished host's call ends (caller_watch)
             ping_ms = max(1000, int(Timeouts().dead_peer_seconds * 500))
             opts += [("grpc.keepalive_time_ms", ping_ms), ("grpc.keepalive_timeout_ms", ping_ms)]
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=32, thread_name_prefix="tf-grpc"), options=opts)
+        # each admitted call gets a thread at once (a blocking call never waits behind others); more are refused
+        calls = self.connection_limits.grpc_calls
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=calls, thread_name_prefix="tf-grpc"),
+                             options=opts, maximum_concurrent_rpcs=calls)
         server.add_generic_rpc_handlers((GrpcHandler(self),))
         host = f"[{self._bind}]" if ":" in self._bind else self._bind
         try:
@@ -348,7 +352,7 @@ class Server:
         heads = wire.RequestHeads(self._token, self._limits)
         name = f"{self._job}-{self._task}"
         bulk = BulkCalls(name, self._methods, self._limits, heads, self._caller_watch,
-                         self.connection_limits.linger_seconds, self._leases.bind) if self._bulk_enabled() else None
+                         self.connection_limits, self._leases.bind) if self._bulk_enabled() else None
         self._connections = ConnectionLoop(name, self.connection_limits, heads, bulk.submit if bulk else None,
                                            grpc_path, self._tls_context, self._leases.connection_closed)
         return self._connections

@@ -29,6 +29,7 @@ import ssl
 import struct
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional, Sequence
 
@@ -133,13 +134,13 @@ def _unpack_strings(buf: np.ndarray, meta, dims: tuple, count: int, where: str) 
         raise errors.InvalidArgumentError(None, None, f"{where}: {meta.nbytes} bytes at offset {meta.offset} do "
                                                       f"not fit {count} strings in a payload of {buf.size} bytes")
     region = buf[meta.offset: meta.offset + meta.nbytes]
-    lengths = region[: 8 * count].view("<u8")
-    if int(lengths.sum()) != meta.nbytes - 8 * count:
+    lengths = region[: 8 * count].view("<u8").tolist()   # Python ints: their sum cannot wrap around
+    if sum(lengths) != meta.nbytes - 8 * count:
         raise errors.InvalidArgumentError(None, None, f"{where}: string lengths do not add up to the payload")
     data = region[8 * count:].tobytes()
     out = np.empty(count, dtype=object)
     pos = 0
-    for i, n in enumerate(lengths.tolist()):
+    for i, n in enumerate(lengths):
         out[i] = data[pos: pos + n]
         pos += n
     out = out.reshape(dims)
@@ -239,8 +240,14 @@ class Idle(Exception):
     """No frame began within the socket's receive timeout (SO_RCVTIMEO; see `FrameReader`)."""
 
 
+class Stalled(ConnectionError):
+    """Server side (`FrameReader` with `bounds`): a frame's head not complete in time, or a frame stalled."""
+
+
 #: what a blocking recv raises once a socket's SO_RCVTIMEO passed (plain: EAGAIN; TLS: OpenSSL's want-read)
 _RECV_TIMEOUT = (BlockingIOError, ssl.SSLWantReadError)
+#: server side: also a Python-level timeout (a TLS socket's; a client's stays its call's deadline)
+_SERVER_RECV_TIMEOUT = _RECV_TIMEOUT + (socket.timeout,)
 
 
 def send_frame(sock: socket.socket, header: bytes, parts: list, payload_bytes: int) -> None:
@@ -315,17 +322,6 @@ def status_frame(code: int, message: str) -> bytes:
     return PREFIX.pack(MAGIC, len(header), 0) + header
 
 
-def _recv_exact(sock: socket.socket, view: memoryview) -> None:
-    while len(view):
-        try:
-            n = sock.recv_into(view)
-        except _RECV_TIMEOUT:   # a receive timeout inside a frame: keep reading
-            continue
-        if n == 0:
-            raise ConnectionResetError("connection closed mid-frame")
-        view = view[n:]
-
-
 class BufferPool:
     """Reuses large receive buffers once nothing refers to them any more.
 
@@ -363,14 +359,22 @@ class BufferPool:
 class FrameReader:
     """Reads frames from one socket: small frames with one recv, large payloads into pooled buffers.
     A peer that closes between frames is EOFError; one that closes inside a frame ConnectionResetError.
-    On a blocking socket with a receive timeout (SO_RCVTIMEO, set by the server's `bulk_calls`), a frame
-    that does not begin within it is `Idle`; inside a frame the timeout only makes the read go on."""
+    On a blocking socket with a receive timeout (SO_RCVTIMEO, or a TLS socket's Python-level timeout, set by
+    the server's `bulk_calls`), a frame that does not begin within it is `Idle`. Inside a frame a client's
+    reads go on through SO_RCVTIMEO (its Python-level timeout, its call's deadline, raises); a server's
+    (`bounds` = (head seconds, stall seconds)) are `Stalled` once a request's head is not complete within
+    head seconds of its first byte, or no byte came for stall seconds (checked at each receive timeout)."""
 
-    def __init__(self, sock: socket.socket, limits: Limits, pool: Optional[BufferPool] = None):
+    def __init__(self, sock: socket.socket, limits: Limits, pool: Optional[BufferPool] = None,
+                 bounds: Optional[tuple] = None):
         self.sock, self.limits = sock, limits
         self.pool = pool or BufferPool()
         self._buf = bytearray(1 << 16)
         self._start = self._end = 0
+        self._bounds: tuple = bounds or ()
+        self._timeouts = _RECV_TIMEOUT if bounds is None else _SERVER_RECV_TIMEOUT
+        self._head_by = 0.0   # server side: when the request head being read must be complete (0: none begun)
+        self._heard = 0.0     # server side: when this read last got a byte (or began)
 
     def buffered(self) -> int:
         """Bytes received but not consumed yet."""
@@ -385,25 +389,52 @@ class FrameReader:
             self._buf[:rest] = self._buf[self._start:self._end]
             self._start, self._end = 0, rest
         view = memoryview(self._buf)
+        self._heard = time.monotonic() if self._bounds else 0.0
         while self._end - self._start < need:
             try:
                 n = self.sock.recv_into(view[self._end:])
-            except _RECV_TIMEOUT:
+            except self._timeouts:
                 if boundary and self._end == self._start:
                     raise Idle() from None
-                continue
+                n = -1
             if n == 0:
                 if boundary and self._end == self._start:
                     raise EOFError("connection closed")
                 raise ConnectionResetError("connection closed mid-frame")
-            self._end += n
+            self._end += max(n, 0)
+            if self._bounds:
+                self._within_bounds(n > 0, boundary)
+
+    def _within_bounds(self, got: bool, head: bool) -> None:
+        """Server side, after each receive (`got`: bytes came; `head`: a request head is being read)."""
+        head_seconds, stall_seconds = self._bounds
+        now = time.monotonic()
+        if head and not self._head_by:   # its first byte came
+            self._head_by = now + head_seconds
+        if got:
+            self._heard = now
+        elif now - self._heard > stall_seconds:
+            raise Stalled(f"no byte for {stall_seconds:g} s inside a frame")
+        if self._head_by and now > self._head_by:
+            raise Stalled(f"a request head not complete within {head_seconds:g} s of its first byte")
 
     def _take_into(self, target: memoryview) -> None:
         have = min(self._end - self._start, len(target))
         target[:have] = self._buf[self._start:self._start + have]
         self._start += have
-        if have < len(target):
-            _recv_exact(self.sock, target[have:])
+        view = target[have:]
+        self._heard = time.monotonic() if self._bounds else 0.0
+        while len(view):
+            try:
+                n = self.sock.recv_into(view)
+            except self._timeouts:   # a receive timeout inside a frame: read on (a server: within its bounds)
+                n = -1
+            if n == 0:
+                raise ConnectionResetError("connection closed mid-frame")
+            if n > 0:
+                view = view[n:]
+            if self._bounds:
+                self._within_bounds(n > 0, False)
 
     def read_exact(self, n: int, boundary: bool = False) -> bytes:
         """The next `n` bytes (`boundary`: they start a frame, so a close before them is EOFError)."""
@@ -419,11 +450,13 @@ class FrameReader:
     def read_request_head(self, heads: "RequestHeads") -> tuple:
         """The next request's head, checked (`RequestHeads`) -> (header bytes, payload bytes); the header's
         token field is consumed (it is `heads.field`). EOFError/Idle before the frame began; FrameError."""
+        self._head_by = 0.0
         self._fill(PREFIX.size, boundary=True)
         sizes = heads.sizes(memoryview(self._buf)[self._start:self._start + PREFIX.size])
-        self._fill(heads.size)
+        self._fill(heads.size, boundary=True)
         heads.check_token(memoryview(self._buf)[self._start:self._start + heads.size])
         self._start += heads.size
+        self._head_by = 0.0
         return sizes
 
     def read_payload(self, n: int) -> np.ndarray:
