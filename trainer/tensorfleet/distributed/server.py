@@ -131,6 +131,7 @@ class Server:
         self.lifetime: Optional[PsLifetime] = None   # a ps: when the chief's release stops it (ps_lifetime.py)
         if job_name == "ps":
             self.lifetime = PsLifetime(self.task_name, shutdown.training_tasks(cluster), self._stop_released)
+            self._worker.on_task_seen = self.lifetime.task_seen
         if start:
             self.start()
 
@@ -187,13 +188,14 @@ class Server:
             self.training_finished.set()
 
     def _shutdown_requested(self, reason: str, exit_code: int, keep_serving: bool = False,
-                            ended_task: str = "") -> None:
-        """A Shutdown call (see shutdown.py): a training task's end report (`ended_task`); else the chief's end of
+                            ended_task: str = "", ended_incarnation: int = 0) -> None:
+        """A Shutdown call (see shutdown.py): a training task's end report (`ended_task`, from its process
+        `ended_incarnation`); else the chief's end of
         training: with `keep_serving` only recorded (what the other workers are told); else a release, after which
         a ps stops when its `lifetime` says and any other task at once."""
         if ended_task:
             if self.lifetime is not None:
-                self.lifetime.task_ended(ended_task)
+                self.lifetime.task_ended(ended_task, ended_incarnation)
             return
         logger.info("Task %s told that training finished%s: %s", self.task_name,
                     "" if keep_serving else " (released)", reason or "(no reason)")

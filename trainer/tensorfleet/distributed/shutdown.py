@@ -105,7 +105,8 @@ def report_task_ended(server, reason: str = "the task ended") -> list:
         if server.job_name not in WORKER_JOBS or server.end_reported:
             return []
         server.end_reported = True
-    return server.master.shutdown_tasks("ps", reason, 0, keep_serving=True, ended_task=server.task_name)
+    return server.master.shutdown_tasks("ps", reason, 0, keep_serving=True, ended_task=server.task_name,
+                                        ended_incarnation=server.worker_service.incarnation)
 
 
 def report_ended_for(cluster, job: str, index: int, reason: str) -> list:
