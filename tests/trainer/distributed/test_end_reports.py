@@ -96,3 +96,22 @@ def test_a_restarted_worker_still_training_at_the_release_keeps_its_ps(procs, tm
     assert ps.wait(60) == 0, ps.output
     assert ps.ended_at >= second.ended_at - 0.5, "the ps stopped before the restarted worker had ended"
     assert "no end report" not in ps.output, ps.output
+
+
+def test_a_bad_release_grace_value_fails_the_ps_server_at_its_start(monkeypatch):
+    import tensorfleet as tf
+
+    monkeypatch.setenv("TENSORFLEET_PS_RELEASE_GRACE_SECONDS", "2m")
+    with pytest.raises(ValueError, match="TENSORFLEET_PS_RELEASE_GRACE_SECONDS='2m' is not a number of seconds"):
+        tf.train.Server(spec(workers=1), job_name="ps", task_index=0)
+    monkeypatch.setenv("TENSORFLEET_PS_RELEASE_GRACE_SECONDS", "-1")
+    with pytest.raises(ValueError, match="TENSORFLEET_PS_RELEASE_GRACE_SECONDS='-1' must be >= 0"):
+        tf.train.Server(spec(workers=1), job_name="ps", task_index=0, start=False)
+
+
+def test_a_ps_process_with_a_bad_release_grace_value_exits_1_at_once(procs):
+    # it used to serve, and never stop once released (the value was read by the release's thread, which died)
+    ps = procs(spec(workers=1), "ps", 0, env={"TENSORFLEET_PS_RELEASE_GRACE_SECONDS": "2m"})
+    assert ps.wait(60) == 1, ps.output
+    assert "ValueError: TENSORFLEET_PS_RELEASE_GRACE_SECONDS='2m' is not a number of seconds" in ps.output
+    assert "UP ps" not in ps.output

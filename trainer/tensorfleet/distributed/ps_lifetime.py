@@ -43,10 +43,14 @@ def release_grace_seconds() -> float:
 
 
 class PsLifetime:
-    """Decides when a released ps stops (see the module docstring); `stop(reason, exit_code)` does it, once."""
+    """Decides when a released ps stops (see the module docstring); `stop(reason, exit_code)` does it, once.
+    `grace`: the grace period in seconds, else `release_grace_seconds()` read now, when the ps's server is made
+    (a bad value is a ValueError naming the variable there, not a ps that never stops after its release)."""
 
-    def __init__(self, task: str, training_tasks: Iterable[str], stop: Callable[[str, int], None]):
+    def __init__(self, task: str, training_tasks: Iterable[str], stop: Callable[[str, int], None],
+                 grace: Optional[float] = None):
         self._task = task
+        self._grace = release_grace_seconds() if grace is None else float(grace)
         self._expected = frozenset(training_tasks)
         self._latest: dict = {}    # task -> its latest incarnation seen here (absent: none seen)
         self._older: dict = {}     # task -> {incarnations seen before the latest}
@@ -118,7 +122,7 @@ class PsLifetime:
         threading.Thread(target=self._wait_then_stop, name=f"tf-ps-release-{self._task}", daemon=True).start()
 
     def _wait_then_stop(self) -> None:
-        grace = release_grace_seconds()
+        grace = self._grace
         deadline = time.monotonic() + grace
         with self._cond:
             waiting = self._waiting_locked()
