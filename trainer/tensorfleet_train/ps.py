@@ -69,8 +69,8 @@ def serve(args, task, shutdown, telemetry) -> int:
     if failed:
         if hasattr(server, "stop"):
             server.stop()
-        e = failed[0]
-        raise LauncherExit(ExitCode.TRAINING_ERROR, f"the ps's server.join() failed: {type(e).__name__}: {e}")
+        error = failed[0]
+        raise LauncherExit(ExitCode.TRAINING_ERROR, f"the ps's server.join() failed: {type(error).__name__}: {error}")
     if joined.is_set() and shutdown.signum is None:
         code = getattr(server, "exit_code", None)
         if code is None:   # join() returned without a release or idle timeout: not a success to report
