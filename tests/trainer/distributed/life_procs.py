@@ -22,7 +22,7 @@ def spec(workers: int = 1) -> dict:
 class Proc:
     """One process (`life_script.py SPEC JOB INDEX MODE` unless `argv` is given)."""
 
-    def __init__(self, cluster, job="", index=0, mode="", env=None, argv=None):
+    def __init__(self, cluster=None, job="", index=0, mode="", env=None, argv=None):
         argv = argv or [sys.executable, SCRIPT, json.dumps(cluster), job, str(index), mode]
         self.popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True, env=task_env(env))

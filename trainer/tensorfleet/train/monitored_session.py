@@ -342,8 +342,15 @@ class _MonitoredSession:
 
     def close(self):
         # close() in an `except`/`finally` of an error (not the end of input) is not a normal end either
-        in_flight = sys.exc_info()[0]
+        in_flight, value = sys.exc_info()[:2]
+        self._note_exit_error(in_flight, value)
         self._close_internal(None, release=in_flight is None or issubclass(in_flight, _END_OF_INPUT))
+
+    def _note_exit_error(self, exception_type, exception_value) -> None:
+        """An exception through a chief's close: its process does not release the cluster at exit unless it can
+        tell that it exits with 0 (distributed/shutdown.py)."""
+        if exception_type is not None and self._server is not None and self._is_chief():
+            cluster_shutdown.note_chief_session_error(exception_type, exception_value)
 
     def _close_internal(self, exception_type=None, release=True):
         if self._closed:
@@ -363,6 +370,7 @@ class _MonitoredSession:
         return self
 
     def __exit__(self, exception_type, exception_value, traceback):
+        self._note_exit_error(exception_type, exception_value)
         if exception_type is not None and issubclass(exception_type, _END_OF_INPUT):
             exception_type = None
         self._close_internal(exception_type)
