@@ -7,7 +7,7 @@ The model: a 4-weight regression under `replica_device_setter`; the chief is wor
 
 ps modes: "" `server.join()` (prints `PS-FINALLY` from its `finally`, `FELL THROUGH` and exits 7 if join()
 returned); `done_queue`: instead of join(), the TF1 "done queue" idiom: dequeue one token per worker in a
-session of its own, then exit 0 (`PS END`).
+session of its own (`PS WAITING` once it is made), then exit 0 (`PS END`).
 chief/worker modes (a Supervisor session and a raw loop to STEPS global steps, default 20, unless said):
   ""              the end of the loop ends the script
   crash           raises RuntimeError right after its session is made
@@ -47,6 +47,7 @@ with tf.device("/job:ps/task:0"):
 
 if job == "ps" and mode == "done_queue":
     sess = tf.Session(server.target)
+    print("PS WAITING", flush=True)
     try:
         for i in range(workers):
             sess.run(done_q.dequeue())

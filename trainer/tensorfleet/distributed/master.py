@@ -385,16 +385,28 @@ class MasterSession:
                 self._run_dataflow(subs, step_id, values, timeout_ms, cancel, traces)
         except (errors.UnavailableError, errors.AbortedError) as e:
             self._cleanup(plan, step_id)
+            self._end_if_released(e)
             if self.master.training_finished:   # the chief released the cluster: a ps went away on purpose
                 raise errors.OutOfRangeError(None, None, f"Training finished (the chief released the cluster); "
                                                          f"this step lost a task: {e.message}") from e
             raise
-        except BaseException:
+        except BaseException as e:
             self._cleanup(plan, step_id)
+            self._end_if_released(e)
             raise
         for stats in traces or ():
             merge_step_stats(step_stats, stats)
         return [values[n] for n in plan.fetch_names]
+
+    def _end_if_released(self, e: BaseException) -> None:
+        """A step of the main thread that failed because the chief's release stopped this process's ps (the TF1 "done
+        queue" idiom: no `join()`) ends the process as `join()` would: `SystemExit(exit_code)` (ps_lifetime.py)."""
+        server = self.master._server
+        if isinstance(e, errors.OpError) and getattr(server, "released_exit", False) \
+                and threading.current_thread() is threading.main_thread():
+            logger.info("Task %s was released by the chief: its process exits with %s", server.task_name,
+                        server.exit_code)
+            raise SystemExit(server.exit_code) from e
 
     @staticmethod
     def _run_sub(sub, step_id, values, timeout_ms, cancel=None, traces=None) -> dict:

@@ -24,7 +24,11 @@ bounds a ps whose chief never comes back.
 """
 from __future__ import annotations
 
+import atexit
+import ctypes
 import logging
+import os
+import sys
 import threading
 import time
 from typing import Callable, Iterable, Optional
@@ -35,6 +39,8 @@ logger = logging.getLogger("tensorfleet.distributed")
 
 RELEASE_GRACE_ENV = "TENSORFLEET_PS_RELEASE_GRACE_SECONDS"
 DEFAULT_RELEASE_GRACE_SECONDS = 120.0
+#: seconds a released ps process that does not join (the "done queue" idiom) has to end by itself
+RELEASED_EXIT_SECONDS = 5.0
 
 
 def release_grace_seconds() -> float:
@@ -140,3 +146,41 @@ class PsLifetime:
             logger.warning("Task %s stops serving after the %g s grace period; no end report from %s", self._task,
                            grace, ", ".join(sorted(waiting)))
         self._stop(reason, code)
+
+
+def end_released_process(task: str, code: int, after: float = RELEASED_EXIT_SECONDS) -> None:
+    """The release stopped this ps, and no thread of its process is in `join()` (the TF1 "done queue" idiom: its
+    main thread dequeues one token per worker instead). The main thread gets `SystemExit(code)` wherever it is
+    (a step on the stopped server raises it itself: master.py; elsewhere it is raised asynchronously once the thread
+    runs Python code again), so its `finally` blocks and atexit handlers run and the process exits `code`; a process
+    still running `after` seconds later (its main thread blocked elsewhere) runs its atexit handlers and ends with
+    `code` (`os._exit`)."""
+    exiting = threading.Event()
+    atexit.register(exiting.set)   # runs first at exit (last registered): the process is on its way out
+    _raise_in_main_thread(code)
+
+    def end() -> None:
+        if exiting.wait(after):
+            return
+        logger.warning("Task %s was released and stopped, but its process is still running %g s later: ending it "
+                       "with exit status %d", task, after, code)
+        try:
+            atexit._run_exitfuncs()
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:   # noqa: BLE001 - closed or broken: nothing left to do
+                    pass
+            os._exit(code)
+
+    threading.Thread(target=end, name=f"tf-released-exit-{task}", daemon=True).start()
+
+
+def _raise_in_main_thread(code: int) -> None:
+    main = threading.main_thread()
+    if not main.is_alive() or main.ident is None or threading.current_thread() is main:
+        return
+    exit_type = SystemExit if code == 0 else type("ReleasedExit", (SystemExit,), {"__init__": lambda self: (
+        SystemExit.__init__(self, code))})
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main.ident), ctypes.py_object(exit_type))
