@@ -217,8 +217,8 @@ _chief_servers: list = []
 _task_servers: list = []
 _end_hook_installed = False
 _crashed = False
-_exit_codes: list = []      # the code of each exit the main thread asked for (sys.exit, exit, quit, a chief
-                            # session's close with a SystemExit in flight), last one last
+_exit_codes: list = []      # [the code of the last exit the main thread asked for] (sys.exit, exit, quit, a chief
+                            # session's close with a SystemExit in flight); [] before any
 _session_error = ""         # the type of an error (not the end of input) that went through a chief session's close
 _main_frame = None          # the main thread's outermost frame (how it ended tells how the process exits)
 _installed = False
@@ -259,7 +259,7 @@ def note_chief_session_error(exc_type, exc) -> None:
 
 def _note_exit(code) -> None:
     if threading.current_thread() is threading.main_thread():   # elsewhere SystemExit only ends that thread
-        _exit_codes.append(code)
+        _exit_codes[:] = [code]
 
 
 def _status_of(code) -> int:
