@@ -46,7 +46,8 @@ with tf.device("/job:ps/task:0"):
     done_q = tf.FIFOQueue(workers, tf.int32, shared_name="done_queue0")
 
 if job == "ps" and mode == "done_queue":
-    sess = tf.Session(server.target)
+    # its own task only: a session over every task would wait for a worker that already died (as in TF)
+    sess = tf.Session(server.target, config=tf.ConfigProto(device_filters=["/job:ps"]))
     print("PS WAITING", flush=True)
     try:
         for i in range(workers):
