@@ -6,6 +6,8 @@ releasing the ps at the end of training: tensorfleet.distributed.shutdown) exits
 call for TENSORFLEET_PS_IDLE_TIMEOUT_SECONDS (its chief never came back) exits PS_IDLE_TIMEOUT. A ps waits for no
 peer at start-up: it only serves, and a restarted ps must not wait for workers that have finished.
 Every second it reports the bytes of the variable values its worker service holds.
+A bad TENSORFLEET_PS_IDLE_TIMEOUT_SECONDS or TENSORFLEET_PS_RELEASE_GRACE_SECONDS exits BAD_ARGUMENTS (2) at
+start-up, naming the variable; a `join()` that fails in any other way exits TRAINING_ERROR (1), never 0.
 """
 from __future__ import annotations
 
@@ -38,16 +40,25 @@ def serve(args, task, shutdown, telemetry) -> int:
         raise LauncherExit(ExitCode.TRAINING_ERROR, "this tensorfleet build has no tf.train.Server: the ps role "
                                                     "needs the distributed runtime (issue 10)")
     cluster = tf.train.ClusterSpec(task.training_cluster())
-    server = tf.train.Server(cluster, job_name=task.type, task_index=task.index)
+    from tensorfleet.distributed import shutdown as lib_shutdown
+
+    try:   # read now (join() reads it again): a bad value is a configuration error, not a ps that exits 0
+        lib_shutdown.ps_idle_timeout()
+        server = tf.train.Server(cluster, job_name=task.type, task_index=task.index)
+    except ValueError as e:
+        raise LauncherExit(ExitCode.BAD_ARGUMENTS, f"bad environment value: {e}") from None
     runlog.log("server_started", f"{task.name} serving at {server.target}", target=server.target)
     telemetry.target_steps(args.steps)
     joined = threading.Event()
+    failed: list = []
 
     def join():
         try:
             server.join()
-        except SystemExit:   # the library's idle timeout: server.exit_code says which code
+        except SystemExit:   # released or the library's idle timeout: server.exit_code says which code
             pass
+        except Exception as e:   # noqa: BLE001 - anything else fails the ps (main thread: exit 1)
+            failed.append(e)
         finally:
             joined.set()
             shutdown.event.set()   # wakes the main thread
@@ -55,8 +66,15 @@ def serve(args, task, shutdown, telemetry) -> int:
     threading.Thread(target=join, name="ps-join", daemon=True).start()
     while not shutdown.event.wait(VARIABLE_BYTES_EVERY):
         telemetry.ps_variable_bytes(_variable_bytes(server))
+    if failed:
+        if hasattr(server, "stop"):
+            server.stop()
+        error = failed[0]
+        raise LauncherExit(ExitCode.TRAINING_ERROR, f"the ps's server.join() failed: {type(error).__name__}: {error}")
     if joined.is_set() and shutdown.signum is None:
-        code = getattr(server, "exit_code", None) or ExitCode.SUCCESS
+        code = getattr(server, "exit_code", None)
+        if code is None:   # join() returned without a release or idle timeout: not a success to report
+            raise LauncherExit(ExitCode.TRAINING_ERROR, "the ps's server stopped without being released")
         reason = getattr(server, "shutdown_reason", "") or "server stopped"
         if code == ExitCode.PS_IDLE_TIMEOUT:
             runlog.log("ps_idle_timeout", f"no call from any task: {reason}", exit_code=int(code))

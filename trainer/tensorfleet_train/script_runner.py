@@ -9,7 +9,10 @@ passed through (killed by signal n: 128+n). On Linux the child is also killed if
 dies (PR_SET_PDEATHSIG), and whatever is left in its process group is killed when it ends: nothing is
 orphaned. When a chief/worker script has ended, however it ended, the launcher tells the ps tasks that this
 task needs them no more (`report_script_end`; a script the library let end normally told them already), so a
-released ps does not wait its grace period for a script that was killed.
+released ps does not wait its grace period for a script that was killed. A chief script whose process could not
+tell its own exit status at exit (a top-level `raise SystemExit(...)`, an error through its session: the library
+then writes the file named by TENSORFLEET_CHIEF_EXIT_FILE instead of releasing) is released by the launcher if
+its real exit status is 0; never otherwise.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Optional, Sequence
 
@@ -28,6 +32,9 @@ from .exit_codes import ExitCode, LauncherExit, for_signal, from_returncode
 FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 _PR_SET_PDEATHSIG = 1
+#: = tensorfleet.distributed.shutdown.CHIEF_EXIT_FILE_ENV (not imported: tensorfleet takes a second to import,
+#: and the script starts first; a test pins the two)
+CHIEF_EXIT_FILE_ENV = "TENSORFLEET_CHIEF_EXIT_FILE"
 
 
 def _die_with_parent() -> None:   # runs in the child between fork and exec
@@ -63,12 +70,35 @@ def _kill_group(pgid: int, signum: int) -> None:
         pass
 
 
+def chief_exit_file() -> str:
+    """The file a chief script's library writes when it leaves the release to the launcher (one per launcher)."""
+    return os.path.join(tempfile.gettempdir(), f"tensorfleet-chief-exit-{os.getpid()}")
+
+
+def _take_chief_exit_file() -> Optional[str]:
+    """Why the script left the release to the launcher (None: it did not), removing the file."""
+    try:
+        with open(chief_exit_file()) as f:
+            why = f.read().strip() or "unknown exit status"
+        os.unlink(chief_exit_file())
+        return why
+    except OSError:
+        return None
+
+
 def report_script_end(task, code: int) -> None:
-    """Tells every ps of the task's cluster that this chief/worker task ended (tensorfleet.distributed.shutdown)."""
+    """Tells every ps of the task's cluster that this chief/worker task ended (tensorfleet.distributed.shutdown);
+    first releases the cluster for a chief script that left that to the launcher and exited 0."""
+    deferred = _take_chief_exit_file()
     if task.type not in ("chief", "master", "worker") or not task.cluster.get("ps"):
         return
     from tensorfleet.distributed import shutdown
 
+    if deferred is not None and code == 0 and task.is_chief:
+        failed = shutdown.release_for(task.training_cluster(), task.type, task.index,
+                                      f"the chief script {task.name} exited with 0")
+        runlog.log("released", f"released the cluster: the chief script exited with 0 ({deferred})",
+                   unreachable=",".join(failed))
     failed = shutdown.report_ended_for(task.training_cluster(), task.type, task.index,
                                        f"the script of {task.name} exited with {code}")
     runlog.log("reported_end", f"told the ps tasks that {task.name} ended", unreachable=",".join(failed))
@@ -76,7 +106,8 @@ def report_script_end(task, code: int) -> None:
 
 def run_command(argv: Sequence[str], grace_seconds: float) -> int:
     """Runs `argv` to completion, forwarding signals; returns the exit code for the launcher."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    _take_chief_exit_file()   # none left from an earlier script of this launcher
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **{CHIEF_EXIT_FILE_ENV: chief_exit_file()})
     stopping: dict = {}
 
     group: dict = {}   # the script's process group once it exists

@@ -93,7 +93,8 @@ class _RemoteWorker:
         self.owner = owner   # this master's (task, incarnation): its registrations there are its own
 
     def status(self):
-        resp, _ = self.client.call("GetStatus", service_pb2.GetStatusRequest(), service_pb2.GetStatusResponse)
+        req = service_pb2.GetStatusRequest(caller_task=self.owner[0], caller_incarnation=self.owner[1])
+        resp, _ = self.client.call("GetStatus", req, service_pb2.GetStatusResponse)
         if self.incarnation is not None and resp.incarnation != self.incarnation:
             logger.info("Task %s restarted (new incarnation): reconnecting", self.task)
             self.client.drop_connections()   # pooled sockets and the bulk port were the old process's
@@ -148,9 +149,11 @@ class _RemoteWorker:
         self.client.call("DeregisterGraph", service_pb2.DeregisterGraphRequest(graph_handle=handle),
                          service_pb2.DeregisterGraphResponse)
 
-    def shutdown(self, reason: str, exit_code: int, keep_serving: bool = False, ended_task: str = "") -> None:
+    def shutdown(self, reason: str, exit_code: int, keep_serving: bool = False, ended_task: str = "",
+                 ended_incarnation: int = 0) -> None:
         self.client.call("Shutdown", service_pb2.ShutdownRequest(reason=reason, exit_code=exit_code,
-                                                                 keep_serving=keep_serving, ended_task=ended_task),
+                                                                 keep_serving=keep_serving, ended_task=ended_task,
+                                                                 ended_incarnation=ended_incarnation),
                          service_pb2.ShutdownResponse, timeout=self.client.timeouts.connect_seconds)
 
 
@@ -292,14 +295,14 @@ class Master:
             self.worker(name, address).reset(list(containers))
 
     def shutdown_tasks(self, job: str = "ps", reason: str = "training finished", exit_code: int = 0,
-                       keep_serving: bool = False, ended_task: str = "") -> list:
+                       keep_serving: bool = False, ended_task: str = "", ended_incarnation: int = 0) -> list:
         """Sends a Shutdown call (see shutdown.py) to every task of `job` other than this one, all at once, each
         bounded by the connect timeout; returns the tasks that could not be told (already gone)."""
         from .shutdown import tell_all   # late: shutdown.py is the layer above (it uses this method)
 
         own = _task_name(self.job, self.task)
         return tell_all(lambda name, address: self.worker(name, address).shutdown(reason, exit_code, keep_serving,
-                                                                                   ended_task),
+                                                                                   ended_task, ended_incarnation),
                         [(name, address) for name, address in self.tasks()
                          if name.startswith(f"/job:{job}/") and name != own])
 
@@ -382,16 +385,28 @@ class MasterSession:
                 self._run_dataflow(subs, step_id, values, timeout_ms, cancel, traces)
         except (errors.UnavailableError, errors.AbortedError) as e:
             self._cleanup(plan, step_id)
+            self._end_if_released(e)
             if self.master.training_finished:   # the chief released the cluster: a ps went away on purpose
                 raise errors.OutOfRangeError(None, None, f"Training finished (the chief released the cluster); "
                                                          f"this step lost a task: {e.message}") from e
             raise
-        except BaseException:
+        except BaseException as e:
             self._cleanup(plan, step_id)
+            self._end_if_released(e)
             raise
         for stats in traces or ():
             merge_step_stats(step_stats, stats)
         return [values[n] for n in plan.fetch_names]
+
+    def _end_if_released(self, e: BaseException) -> None:
+        """A step of the main thread that failed because the chief's release stopped this process's ps (the TF1 "done
+        queue" idiom: no `join()`) ends the process as `join()` would: `SystemExit(exit_code)` (ps_lifetime.py)."""
+        server = self.master._server
+        if isinstance(e, errors.OpError) and getattr(server, "released_exit", False) \
+                and threading.current_thread() is threading.main_thread():
+            logger.info("Task %s was released by the chief: its process exits with %s", server.task_name,
+                        server.exit_code)
+            raise SystemExit(server.exit_code) from e
 
     @staticmethod
     def _run_sub(sub, step_id, values, timeout_ms, cancel=None, traces=None) -> dict:

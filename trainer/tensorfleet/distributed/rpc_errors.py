@@ -49,12 +49,20 @@ def error_from_rpc(err: grpc.RpcError, task: str, address: str) -> errors.OpErro
     code = err.code() if hasattr(err, "code") else None
     details = err.details() if hasattr(err, "details") else str(err)
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-        return errors.DeadlineExceededError(None, None, f"Call to task {task} at {address} did not finish in time: "
-                                                        f"{details}")
+        return errors.DeadlineExceededError(None, None, f"Call to {_where(task, address, 'task', 'the')} did not "
+                                                        f"finish in time: {details}")
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED) and code is not None:
-        return errors.UnavailableError(None, None, f"Task {task} at {address} is unavailable: {details}")
+        return unavailable(task, address, details)
     return error_from_status(tf_code(code), details or str(code), task)
 
 
 def unavailable(task: str, address: str, why: str) -> errors.UnavailableError:
-    return errors.UnavailableError(None, None, f"Task {task} at {address} is unavailable: {why}")
+    return errors.UnavailableError(None, None, f"{_where(task, address)} is unavailable: {why}")
+
+
+def _where(task: str, address: str, a_task: str = "Task", the: str = "The") -> str:
+    """"Task /job:ps/replica:0/task:0 at host:port"; a client named after its address ("master at host:port", a
+    `grpc://` target's) is "The master at host:port", its address said once."""
+    if task.startswith("/job:") or not task.endswith(f" at {address}"):
+        return f"{a_task} {task} at {address}"
+    return f"{the} {task}"

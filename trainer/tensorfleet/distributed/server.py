@@ -45,7 +45,7 @@ from .bulk_calls import BulkCalls
 from .caller_watch import ConnectionWatch
 from .client import TOKEN_ENV, Timeouts, job_token, split_address
 from .client_leases import ClientLeases
-from .ps_lifetime import PsLifetime
+from .ps_lifetime import PsLifetime, end_released_process
 from .cluster import ClusterSpec, server_def_parts
 from .conn_limits import GRPC_STREAMS_PER_CONNECTION, ConnectionLimits
 from .conn_loop import ConnectionLoop
@@ -129,8 +129,11 @@ class Server:
         self.released_cluster = False   # this task (the chief) released the cluster
         self.end_reported = False       # a chief/worker task told the ps that it ended (shutdown.py)
         self.lifetime: Optional[PsLifetime] = None   # a ps: when the chief's release stops it (ps_lifetime.py)
+        self.released_exit = False   # the release that stopped this ps ends its process (ps_lifetime.py)
+        self._joining = 0            # threads in join()
         if job_name == "ps":
             self.lifetime = PsLifetime(self.task_name, shutdown.training_tasks(cluster), self._stop_released)
+            self._worker.on_task_seen = self.lifetime.task_seen
         if start:
             self.start()
 
@@ -168,13 +171,19 @@ class Server:
         process's own `stop()` (Tensorfleet's extension)."""
         idle_limit = shutdown.ps_idle_timeout() if self._job == "ps" else 0.0
         poll = min(0.5, idle_limit / 4) if idle_limit else 0.5
-        while not self._stopped.wait(poll):
-            if idle_limit and self.idle_seconds > idle_limit:
-                code = shutdown.PS_IDLE_TIMEOUT_EXIT_CODE
-                logger.warning("Task %s served no call for %g s (%s): exiting with code %d", self.task_name,
-                               idle_limit, shutdown.PS_IDLE_TIMEOUT_ENV, code)
-                self.shutdown_reason, self.exit_code = f"idle for {idle_limit:g} s", code
-                self.stop()
+        with _LOCAL_LOCK:
+            self._joining += 1
+        try:
+            while not self._stopped.wait(poll):
+                if idle_limit and self.idle_seconds > idle_limit:
+                    code = shutdown.PS_IDLE_TIMEOUT_EXIT_CODE
+                    logger.warning("Task %s served no call for %g s (%s): exiting with code %d", self.task_name,
+                                   idle_limit, shutdown.PS_IDLE_TIMEOUT_ENV, code)
+                    self.shutdown_reason, self.exit_code = f"idle for {idle_limit:g} s", code
+                    self.stop()
+        finally:
+            with _LOCAL_LOCK:
+                self._joining -= 1
         if self.exit_code is not None:
             raise SystemExit(self.exit_code)
 
@@ -187,13 +196,14 @@ class Server:
             self.training_finished.set()
 
     def _shutdown_requested(self, reason: str, exit_code: int, keep_serving: bool = False,
-                            ended_task: str = "") -> None:
-        """A Shutdown call (see shutdown.py): a training task's end report (`ended_task`); else the chief's end of
+                            ended_task: str = "", ended_incarnation: int = 0) -> None:
+        """A Shutdown call (see shutdown.py): a training task's end report (`ended_task`, from its process
+        `ended_incarnation`); else the chief's end of
         training: with `keep_serving` only recorded (what the other workers are told); else a release, after which
         a ps stops when its `lifetime` says and any other task at once."""
         if ended_task:
             if self.lifetime is not None:
-                self.lifetime.task_ended(ended_task)
+                self.lifetime.task_ended(ended_task, ended_incarnation)
             return
         logger.info("Task %s told that training finished%s: %s", self.task_name,
                     "" if keep_serving else " (released)", reason or "(no reason)")
@@ -206,9 +216,19 @@ class Server:
             self._stop_released(reason, exit_code)
 
     def _stop_released(self, reason: str, exit_code: int) -> None:
-        """Stops after the reply to the Shutdown call has gone; `join()` then exits with `exit_code`."""
+        """Stops after the reply to the Shutdown call has gone; `join()` then exits with `exit_code`. A ps whose
+        process joins in no thread (the TF1 "done queue" idiom) and runs no other server ends its process with
+        `exit_code` all the same (`ps_lifetime.end_released_process`); never a process that hosts other servers."""
         self.shutdown_reason, self.exit_code = reason, exit_code
-        threading.Timer(0.05, self.stop).start()
+        threading.Timer(0.05, self._stop_after_release).start()
+
+    def _stop_after_release(self) -> None:
+        with _LOCAL_LOCK:   # decided before the stop: a step it cancels in the main thread then raises SystemExit
+            self.released_exit = self.lifetime is not None and not self._joining and \
+                all(s is self for s in _LOCAL_SERVERS.values())
+        self.stop()
+        if self.released_exit and self.exit_code is not None:
+            end_released_process(self.task_name, self.exit_code)
 
     def stop(self) -> None:
         """Stops serving (not in TF 1.15's API, which never stops a server); join() then returns."""

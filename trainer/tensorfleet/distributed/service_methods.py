@@ -43,7 +43,7 @@ class Methods:
         W, M = "WorkerService", "MasterService"
         pb = service_pb2
         self.table = {
-            f"{W}/GetStatus": (pb.GetStatusRequest, lambda r, t: (self._status(bulk_port_fn()), [])),
+            f"{W}/GetStatus": (pb.GetStatusRequest, lambda r, t: (self._status(bulk_port_fn(), r), [])),
             f"{W}/RegisterGraph": (pb.RegisterGraphRequest, lambda r, t: (pb.RegisterGraphResponse(
                 graph_handle=worker.register_graph(r.graph_def, r.feed, r.fetch, r.target, r.allow_soft_placement,
                                                    r.log_device_placement, (r.master_task, r.master_incarnation))),
@@ -56,7 +56,8 @@ class Methods:
             f"{W}/Reset": (pb.ResetRequest, lambda r, t: _after(
                 worker.reset, (list(r.container),), pb.ResetResponse())),
             f"{W}/Shutdown": (pb.ShutdownRequest, lambda r, t: _after(
-                shutdown_fn, (r.reason, r.exit_code, r.keep_serving, r.ended_task), pb.ShutdownResponse())),
+                shutdown_fn, (r.reason, r.exit_code, r.keep_serving, r.ended_task, r.ended_incarnation),
+                pb.ShutdownResponse())),
             f"{M}/CreateSession": (pb.CreateSessionRequest, lambda r, t: (pb.CreateSessionResponse(
                 session_handle=master.create_session_from_proto(r.graph_def, r.options)), [])),
             f"{M}/ExtendSession": (pb.ExtendSessionRequest, lambda r, t: _after(
@@ -83,8 +84,10 @@ class Methods:
         if self.forget is not None:
             self.forget(("session", handle))
 
-    def _status(self, endpoints: tuple):
+    def _status(self, endpoints: tuple, request=None):
         bulk_port, local_socket = endpoints
+        if request is not None:
+            self.worker.task_seen(request.caller_task, request.caller_incarnation)
         resp = service_pb2.GetStatusResponse(bulk_port=bulk_port, task=self.worker.task_name,
                                              incarnation=self.worker.incarnation, local_socket=local_socket)
         for name, dtype, mem in self.worker.device_names():

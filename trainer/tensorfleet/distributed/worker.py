@@ -139,6 +139,8 @@ class WorkerService:
         self._incarnations: dict = {}   # master task -> its latest registering incarnation
         #: called with each owner whose graphs were dropped here because its task re-registered (client_leases)
         self.on_owner_replaced = None
+        #: called with (task, incarnation) of every caller that names itself (a ps's lifetime: ps_lifetime.py)
+        self.on_task_seen = None
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._prefix = f"{os.getpid():x}.{self.incarnation:x}"
@@ -170,6 +172,8 @@ class WorkerService:
                 self._incarnations[task] = incarnation
             self._partitions[handle] = part
             self._by_owner.setdefault(owner, set()).add(handle)
+        if task:
+            self.task_seen(task, incarnation)
         if replaced is not None:
             logger.info("Task %s: master %s restarted (new incarnation): dropped the %d graph(s) of its previous "
                         "incarnation", self.task_name, task, len(stale))
@@ -178,6 +182,11 @@ class WorkerService:
             if self.on_owner_replaced is not None:
                 self.on_owner_replaced(replaced)
         return handle
+
+    def task_seen(self, task: str, incarnation: int) -> None:
+        """A call from `incarnation` of `task` (a registering master, a GetStatus caller)."""
+        if self.on_task_seen is not None and task:
+            self.on_task_seen(task, int(incarnation))
 
     def _pop_owner_locked(self, owner: tuple) -> list:
         return [self._partitions.pop(h) for h in self._by_owner.pop(owner, ()) if h in self._partitions]

@@ -5,7 +5,9 @@ ready, local-init ops, saver); a session creator (`ChiefSessionCreator` runs
 `SessionManager.prepare_session`, `WorkerSessionCreator` waits for the chief);
 `MonitoredSession` layers, as TF 1.15 does:
 
-    _RecoverableSession   recreates the session on AbortedError / UnavailableError (a ps restarted)
+    _RecoverableSession   recreates the session on AbortedError / UnavailableError (a ps restarted);
+                          its first creation only until the start-up bound (TENSORFLEET_STARTUP_SECONDS,
+                          or the config's operation_timeout_in_ms), then the last error (naming the task)
       _CoordinatedSession   a Coordinator + the graph's queue runners; re-raises their errors
         _HookedSession        hooks' before_run/after_run around every run
 
@@ -22,12 +24,15 @@ training finished stops: `should_stop()` is true, and a step that loses a ps end
 from __future__ import annotations
 
 import sys
+import time
 
 from .. import errors
 from ..default_graph import get_default_graph
 from ..graph import GraphKeys
 from ..ops import control_flow_ops, state_ops
 from ..distributed import shutdown as cluster_shutdown
+from ..distributed import startup_wait
+from ..distributed.client import Timeouts
 from ..platform import tf_logging as logging
 from . import basic_session_run_hooks as hooks_lib
 from .coordinator import Coordinator
@@ -249,16 +254,21 @@ class _MonitoredSession:
         self._tf_sess = None
         self._hooked = None
         self._closed = False
+        self._created_once = False
         # the tf.train.Server of this process the session runs on, if any
         self._server = cluster_shutdown.server_for_target(getattr(self._creator, "_master", None))
         self._create()
 
     def _create(self) -> bool:
         """Creates the session (hooks' after_create_session included, as TF's _RecoverableSession retries);
-        False (no session, should_stop() true) when the chief released the cluster meanwhile."""
+        False (no session, should_stop() true) when the chief released the cluster meanwhile. TF retries without
+        limit; here a session that never worked yet (a task that is not there, or no longer: a worker started after
+        the released ps stopped) retries only until the start-up bound, then raises its last error."""
+        first_deadline = None if self._created_once else self._startup_deadline()
         while True:
             try:
                 self._tf_sess = self._creator.create_session()
+                self._created_once = True
                 self._server = cluster_shutdown.server_for_target(getattr(self._tf_sess, "sess_str", None))
                 if self._server is not None and self._is_chief():
                     cluster_shutdown.register_chief_exit(self._server)
@@ -277,7 +287,16 @@ class _MonitoredSession:
                     return False
                 if not self._should_recover or isinstance(e, errors.OutOfRangeError):
                     raise
+                if first_deadline is not None and time.monotonic() >= first_deadline:
+                    logging.error("No session could be created within the start-up bound (%s, or the config's "
+                                  "operation_timeout_in_ms): %s", "TENSORFLEET_STARTUP_SECONDS", e)
+                    raise
                 logging.info("An error was raised while a session was being created: %s. Retrying.", e)
+
+    def _startup_deadline(self) -> float:
+        config = getattr(self._creator, "_config", None)
+        timeout_ms = int(getattr(config, "operation_timeout_in_ms", 0) or 0)
+        return startup_wait.creation_deadline(Timeouts().startup_seconds, timeout_ms)
 
     @property
     def graph(self):
@@ -342,8 +361,15 @@ class _MonitoredSession:
 
     def close(self):
         # close() in an `except`/`finally` of an error (not the end of input) is not a normal end either
-        in_flight = sys.exc_info()[0]
+        in_flight, value = sys.exc_info()[:2]
+        self._note_exit_error(in_flight, value)
         self._close_internal(None, release=in_flight is None or issubclass(in_flight, _END_OF_INPUT))
+
+    def _note_exit_error(self, exception_type, exception_value) -> None:
+        """An exception through a chief's close: its process does not release the cluster at exit unless it can
+        tell that it exits with 0 (distributed/shutdown.py)."""
+        if exception_type is not None and self._server is not None and self._is_chief():
+            cluster_shutdown.note_chief_session_error(exception_type, exception_value)
 
     def _close_internal(self, exception_type=None, release=True):
         if self._closed:
@@ -363,6 +389,7 @@ class _MonitoredSession:
         return self
 
     def __exit__(self, exception_type, exception_value, traceback):
+        self._note_exit_error(exception_type, exception_value)
         if exception_type is not None and issubclass(exception_type, _END_OF_INPUT):
             exception_type = None
         self._close_internal(exception_type)

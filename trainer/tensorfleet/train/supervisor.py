@@ -270,7 +270,9 @@ class Supervisor:
     def stop(self, threads=None, close_summary_writer=True, ignore_live_threads=False) -> None:
         """Stops the services and queue runners, joins them (re-raising a requested exception). The chief's
         stop without an error releases the cluster (every ps stops serving: distributed/shutdown.py)."""
-        in_flight = sys.exc_info()[0]   # stop() in an `except`/`finally` of an error is not a normal end
+        in_flight, value = sys.exc_info()[:2]   # stop() in an `except`/`finally` of an error is not a normal end
+        if in_flight is not None and self._is_chief and self._server is not None:
+            cluster_shutdown.note_chief_session_error(in_flight, value)   # nor is the process's exit
         self._coord.request_stop()
         try:
             self._coord.join(self._started_threads + list(threads or []),
@@ -292,6 +294,8 @@ class Supervisor:
                                                     start_standard_services=start_standard_services)
             yield sess
         except Exception as e:  # noqa: B902  (TF: the coordinator decides what re-raises in stop())
+            if self._is_chief and self._server is not None:
+                cluster_shutdown.note_chief_session_error(type(e), e)
             self.request_stop(e)
         finally:
             try:

@@ -65,8 +65,12 @@ class DeviceAttributes(_message.Message):
     def __init__(self, name: _Optional[str] = ..., device_type: _Optional[str] = ..., memory_limit: _Optional[int] = ...) -> None: ...
 
 class GetStatusRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("caller_task", "caller_incarnation")
+    CALLER_TASK_FIELD_NUMBER: _ClassVar[int]
+    CALLER_INCARNATION_FIELD_NUMBER: _ClassVar[int]
+    caller_task: str
+    caller_incarnation: int
+    def __init__(self, caller_task: _Optional[str] = ..., caller_incarnation: _Optional[int] = ...) -> None: ...
 
 class GetStatusResponse(_message.Message):
     __slots__ = ("device", "bulk_port", "task", "incarnation", "local_socket")
@@ -179,16 +183,18 @@ class ResetResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ShutdownRequest(_message.Message):
-    __slots__ = ("reason", "exit_code", "keep_serving", "ended_task")
+    __slots__ = ("reason", "exit_code", "keep_serving", "ended_task", "ended_incarnation")
     REASON_FIELD_NUMBER: _ClassVar[int]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
     KEEP_SERVING_FIELD_NUMBER: _ClassVar[int]
     ENDED_TASK_FIELD_NUMBER: _ClassVar[int]
+    ENDED_INCARNATION_FIELD_NUMBER: _ClassVar[int]
     reason: str
     exit_code: int
     keep_serving: bool
     ended_task: str
-    def __init__(self, reason: _Optional[str] = ..., exit_code: _Optional[int] = ..., keep_serving: _Optional[bool] = ..., ended_task: _Optional[str] = ...) -> None: ...
+    ended_incarnation: int
+    def __init__(self, reason: _Optional[str] = ..., exit_code: _Optional[int] = ..., keep_serving: _Optional[bool] = ..., ended_task: _Optional[str] = ..., ended_incarnation: _Optional[int] = ...) -> None: ...
 
 class ShutdownResponse(_message.Message):
     __slots__ = ()
