@@ -3,6 +3,7 @@ stopped at teardown, so no test leaves a process or port behind."""
 import pytest
 
 from dist_cluster import Cluster
+from life_procs import Proc
 
 
 @pytest.fixture
@@ -17,6 +18,27 @@ def cluster_procs():
     yield make
     for c in made:
         c.stop()
+
+
+@pytest.fixture
+def started():
+    """Registers the processes a test starts (`started(proc)` -> proc, an `life_procs.OutputProc`): each is killed
+    at the test's end."""
+    procs = []
+
+    def add(proc):
+        procs.append(proc)
+        return proc
+
+    yield add
+    for proc in procs:
+        proc.kill()
+
+
+@pytest.fixture
+def procs(started):
+    """Starts tasks of life_script.py (`life_procs.Proc`), killed at the test's end."""
+    return lambda *args, **kwargs: started(Proc(*args, **kwargs))
 
 
 @pytest.fixture

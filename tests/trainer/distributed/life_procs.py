@@ -1,5 +1,6 @@
-"""Test helper: task processes of life_script.py on 127.0.0.1 whose output a thread collects, always killed at the
-end of a test (the `procs` fixture of the test modules that use it)."""
+"""Test helper: task processes on 127.0.0.1 whose output a thread collects (`OutputProc`), always killed at the end
+of a test (the `procs` fixture, conftest.py), and the tasks of life_script.py (`Proc`). test_cluster_shutdown.py and
+test_job_life.py make their own scripts' tasks on `OutputProc` too."""
 import json
 import os
 import re
@@ -11,7 +12,6 @@ import time
 from dist_cluster import HERE, free_ports, task_env
 
 SCRIPT = os.path.join(HERE, "life_script.py")
-WAIT = 90   # seconds any one process may take (a busy 2-core machine)
 
 
 def spec(workers: int = 1) -> dict:
@@ -19,11 +19,13 @@ def spec(workers: int = 1) -> dict:
     return {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]}
 
 
-class Proc:
-    """One process (`life_script.py SPEC JOB INDEX MODE` unless `argv` is given)."""
+class OutputProc:
+    """One process (`argv`, environment `task_env(env)`), its output lines collected by a thread (so a full pipe
+    never blocks it). `WAIT`: seconds any one wait takes at most (a busy 2-core machine)."""
 
-    def __init__(self, cluster=None, job="", index=0, mode="", env=None, argv=None):
-        argv = argv or [sys.executable, SCRIPT, json.dumps(cluster), job, str(index), mode]
+    WAIT = 90
+
+    def __init__(self, argv: list, env=None):
         self.popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True, env=task_env(env))
         self.lines: list = []
@@ -46,17 +48,26 @@ class Proc:
     def output(self) -> str:
         return "\n".join(self.lines)
 
-    def wait_for(self, pattern: str, timeout: float = WAIT) -> None:
+    def wait_for(self, pattern: str, timeout: float = 0) -> re.Match:
+        """The first output line's match of `pattern`, waiting for it; AssertionError once the process ended or
+        `timeout` (default `WAIT`) passed without one."""
         rx = re.compile(pattern)
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + (timeout or self.WAIT)
+        seen = 0
         with self._cond:
-            while not any(rx.search(line) for line in self.lines):
+            while True:
+                for line in self.lines[seen:]:
+                    m = rx.search(line)
+                    if m:
+                        return m
+                seen = len(self.lines)
                 left = deadline - time.monotonic()
                 if left <= 0 or self.ended_at is not None:
                     raise AssertionError(f"no line matching {pattern!r}:\n{self.output}")
                 self._cond.wait(min(left, 0.5))
 
-    def wait(self, timeout: float = WAIT) -> int:
+    def wait(self, timeout: float = 0) -> int:
+        timeout = timeout or self.WAIT
         try:
             code = self.popen.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -77,3 +88,10 @@ class Proc:
             self.popen.kill()
         self.popen.wait(10)
         self._reader.join(10)
+
+
+class Proc(OutputProc):
+    """A task of life_script.py: `life_script.py SPEC JOB INDEX MODE`."""
+
+    def __init__(self, cluster, job: str, index: int = 0, mode: str = "", env=None):
+        super().__init__([sys.executable, SCRIPT, json.dumps(cluster), job, str(index), mode], env)

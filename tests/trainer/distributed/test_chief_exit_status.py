@@ -16,32 +16,18 @@ import sys
 
 import pytest
 
-from life_procs import SCRIPT, Proc, spec
+from life_procs import SCRIPT, OutputProc, spec
 from tensorfleet.distributed import shutdown
 from tensorfleet_train import script_runner
 
 NOT_RELEASED_FOR = 3.0   # seconds a ps must keep serving after the chief's exit (a released one stops at once)
 
 
-@pytest.fixture
-def procs():
-    started = []
-
-    def start(*args, **kwargs):
-        p = Proc(*args, **kwargs)
-        started.append(p)
-        return p
-
-    yield start
-    for p in started:
-        p.kill()
-
-
-def _chief_under_launcher(procs, cluster, mode):
+def _chief_under_launcher(started, cluster, mode):
     tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 0}})
     argv = [sys.executable, "-m", "tensorfleet_train", "--wait-for", "none", "--log-format", "json", "--",
             sys.executable, SCRIPT, json.dumps(cluster), "worker", "0", mode]
-    return procs(argv=argv, env={"TF_CONFIG": tf_config, "TENSORFLEET_METRICS_PORT": "-1"})
+    return started(OutputProc(argv, env={"TF_CONFIG": tf_config, "TENSORFLEET_METRICS_PORT": "-1"}))
 
 
 @pytest.mark.parametrize("mode", ["raise_exit1", "builtin_exit1", "quit1", "sys_exit1", "mts_raise1",
@@ -67,24 +53,24 @@ def test_a_chief_that_exits_0_releases(procs, mode):
 
 
 @pytest.mark.parametrize("mode", ["raise_exit0", "mts_error_caught"])
-def test_a_chief_that_cannot_tell_its_status_leaves_the_release_to_the_launcher(procs, mode):
+def test_a_chief_that_cannot_tell_its_status_leaves_the_release_to_the_launcher(procs, started, mode):
     cluster = spec()
     ps = procs(cluster, "ps", 0)
     alone = procs(cluster, "worker", 0, mode)
     assert alone.wait() == 0, alone.output
     assert "exit status it cannot tell" in alone.output, alone.output
     assert ps.running_after(NOT_RELEASED_FOR), ps.output
-    chief = _chief_under_launcher(procs, cluster, mode)   # its restart, under the launcher
+    chief = _chief_under_launcher(started, cluster, mode)   # its restart, under the launcher
     assert chief.wait() == 0, chief.output
     assert '"event": "released"' in chief.output, chief.output
     assert ps.wait(60) == 0, ps.output
 
 
 @pytest.mark.parametrize("mode", ["raise_exit1", "mts_raise1"])
-def test_the_launcher_does_not_release_for_a_chief_script_that_exits_non_zero(procs, mode):
+def test_the_launcher_does_not_release_for_a_chief_script_that_exits_non_zero(procs, started, mode):
     cluster = spec()
     ps = procs(cluster, "ps", 0)
-    chief = _chief_under_launcher(procs, cluster, mode)
+    chief = _chief_under_launcher(started, cluster, mode)
     assert chief.wait() == 1, chief.output
     assert '"event": "released"' not in chief.output, chief.output
     assert ps.running_after(NOT_RELEASED_FOR), ps.output

@@ -11,94 +11,37 @@
 import json
 import os
 import re
-import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
-from dist_cluster import HERE, free_ports, task_env
+from dist_cluster import HERE
+from life_procs import OutputProc, spec as cluster_spec
 
 SCRIPT = os.path.join(HERE, "train_script.py")
-WAIT = 120   # seconds any one process may take (a busy 2-core machine)
 
 
-class Proc:
-    """A task process whose output is collected by a thread (so a full pipe never blocks it)."""
+class Proc(OutputProc):
+    """A task of train_script.py."""
+
+    WAIT = 120
 
     def __init__(self, spec, job, index, style, last_step, checkpoint_dir=None, env=None):
         args = [sys.executable, SCRIPT, json.dumps(spec), job, str(index), style, str(last_step)]
         if checkpoint_dir:
             args.append(str(checkpoint_dir))
-        self.popen = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True, env=task_env(env))
-        self.lines: list = []
-        self._cond = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.popen.stdout:
-            with self._cond:
-                self.lines.append(line.rstrip("\n"))
-                self._cond.notify_all()
-        with self._cond:
-            self._cond.notify_all()
-
-    @property
-    def output(self) -> str:
-        return "\n".join(self.lines)
-
-    def wait_for(self, pattern: str, timeout: float = WAIT) -> re.Match:
-        deadline = time.monotonic() + timeout
-        rx = re.compile(pattern)
-        seen = 0
-        with self._cond:
-            while True:
-                for line in self.lines[seen:]:
-                    m = rx.search(line)
-                    if m:
-                        return m
-                seen = len(self.lines)
-                left = deadline - time.monotonic()
-                if left <= 0 or (self.popen.poll() is not None and seen == len(self.lines)):
-                    raise AssertionError(f"no line matching {pattern!r}:\n{self.output}")
-                self._cond.wait(min(left, 0.5))
-
-    def wait(self, timeout: float = WAIT) -> int:
-        try:
-            return self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"still running after {timeout} s:\n{self.output}") from None
-
-    def kill(self):
-        if self.popen.poll() is None:
-            self.popen.kill()
-        self.popen.wait(10)
+        super().__init__(args, env)
 
 
 @pytest.fixture
-def procs():
-    started = []
-
-    def start(*args, **kwargs):
-        p = Proc(*args, **kwargs)
-        started.append(p)
-        return p
-
-    yield start
-    for p in started:
-        p.kill()
-
-
-def _spec(workers=2):
-    ports = free_ports(1 + workers)
-    return {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]}
+def procs(started):
+    return lambda *args, **kwargs: started(Proc(*args, **kwargs))
 
 
 @pytest.mark.parametrize("style", ["mts", "mts-noclose", "sv", "sv-nostop"])
 def test_chief_end_releases_every_ps_and_the_other_worker(procs, style, tmp_path):
-    spec = _spec()
+    spec = cluster_spec(2)
     ps = procs(spec, "ps", 0, style, 0)
     ps.wait_for("^READY")
     # worker 1 would train forever: only the chief's release can stop it
@@ -122,7 +65,7 @@ def test_crashed_chief_leaves_the_ps_serving_its_variables(procs, style):
 
     import tensorfleet as tf
 
-    spec = _spec(workers=1)
+    spec = cluster_spec(1)
     ps = procs(spec, "ps", 0, style, 0)
     ps.wait_for("^READY")
     chief = procs(spec, "worker", 0, style, 40)
@@ -144,7 +87,7 @@ def test_crashed_chief_leaves_the_ps_serving_its_variables(procs, style):
 def test_orphaned_ps_exits_with_the_retryable_idle_code(procs):
     from tensorfleet.distributed.shutdown import PS_IDLE_TIMEOUT_EXIT_CODE
 
-    spec = _spec(workers=1)
+    spec = cluster_spec(1)
     ps = procs(spec, "ps", 0, "mts", 0, env={"TENSORFLEET_PS_IDLE_TIMEOUT_SECONDS": "1.5"})
     ps.wait_for("^READY")
     assert ps.wait(60) == PS_IDLE_TIMEOUT_EXIT_CODE == 203, ps.output
@@ -155,7 +98,7 @@ def test_orphaned_ps_exits_with_the_retryable_idle_code(procs):
 def test_mnist_monitored_training_session_async_reaches_95_percent(procs, tmp_path, full_mnist_dir):
     """The MonitoredTrainingSession style, 1 ps + 2 workers, async: >= 95% on the 10,000 test images, and at
     the end every task exits 0 (the ps released by the chief)."""
-    spec = _spec()
+    spec = cluster_spec(2)
     env = {"TRAIN_MODEL": "mnist", "TENSORFLEET_DATA_DIR": os.path.dirname(full_mnist_dir)}
     ps = procs(spec, "ps", 0, "mts", 0, env=env)
     ps.wait_for("^READY")
@@ -171,13 +114,13 @@ def test_mnist_monitored_training_session_async_reaches_95_percent(procs, tmp_pa
 def test_ps_killed_and_restarted_training_resumes_from_the_checkpoint(procs, tmp_path, full_mnist_dir):
     import tensorfleet as tf
 
-    spec = _spec()
+    spec = cluster_spec(2)
     env = {"TRAIN_MODEL": "mnist", "TENSORFLEET_DATA_DIR": os.path.dirname(full_mnist_dir)}
     ps = procs(spec, "ps", 0, "mts", 0, env=env)
     ps.wait_for("^READY")
     chief = procs(spec, "worker", 0, "mts", 1500, tmp_path, env=env)
     other = procs(spec, "worker", 1, "mts", 1500, env=env)
-    deadline = time.monotonic() + WAIT
+    deadline = time.monotonic() + Proc.WAIT
 
     def latest_step():
         path = tf.train.latest_checkpoint(str(tmp_path))

@@ -11,24 +11,10 @@ import threading
 
 import pytest
 
-from life_procs import Proc, spec
+from life_procs import spec
 from tensorfleet.distributed.ps_lifetime import PsLifetime
 
 W0, W1 = "/job:worker/replica:0/task:0", "/job:worker/replica:0/task:1"
-
-
-@pytest.fixture
-def procs():
-    started = []
-
-    def start(*args, **kwargs):
-        p = Proc(*args, **kwargs)
-        started.append(p)
-        return p
-
-    yield start
-    for p in started:
-        p.kill()
 
 
 def _lifetime():

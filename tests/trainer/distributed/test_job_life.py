@@ -12,81 +12,31 @@ style of mnist_replica.py / dist-mnist, import changed only).
 import os
 import re
 import signal
-import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
-from dist_cluster import HERE, free_ports, task_env
+from dist_cluster import HERE
+from life_procs import OutputProc, spec as cluster_spec
 
 SCRIPT = os.path.join(HERE, "replica_script.py")
-WAIT = 120   # seconds any one process may take (a busy 2-core machine)
 
 
-class Task:
-    """One task process of replica_script.py; its output is collected by a thread."""
+class Task(OutputProc):
+    """One task process of replica_script.py."""
+
+    WAIT = 120
 
     def __init__(self, spec, job, index, *flags, env=None):
-        args = [sys.executable, SCRIPT, "--ps_hosts=" + ",".join(spec["ps"]),
-                "--worker_hosts=" + ",".join(spec["worker"]), f"--job_name={job}", f"--task_index={index}", *flags]
-        self.popen = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True, env=task_env(env))
-        self.lines: list = []
-        self.ended_at = None
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self):
-        for line in self.popen.stdout:
-            self.lines.append(line.rstrip("\n"))
-        self.popen.wait()
-        self.ended_at = time.monotonic()
-
-    @property
-    def output(self) -> str:
-        return "\n".join(self.lines)
-
-    def wait(self, timeout: float = WAIT) -> int:
-        try:
-            code = self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"still running after {timeout} s:\n{self.output}") from None
-        self._reader.join(10)
-        return code
-
-    def wait_for(self, pattern: str, timeout: float = WAIT) -> None:
-        deadline = time.monotonic() + timeout
-        rx = re.compile(pattern)
-        while not any(rx.search(line) for line in list(self.lines)):
-            if time.monotonic() > deadline or (self.popen.poll() is not None and not self._reader.is_alive()):
-                raise AssertionError(f"no line matching {pattern!r}:\n{self.output}")
-            time.sleep(0.05)
-
-    def kill(self):
-        if self.popen.poll() is None:
-            self.popen.kill()
-        self.popen.wait(10)
+        super().__init__([sys.executable, SCRIPT, "--ps_hosts=" + ",".join(spec["ps"]),
+                          "--worker_hosts=" + ",".join(spec["worker"]), f"--job_name={job}", f"--task_index={index}",
+                          *flags], env)
 
 
 @pytest.fixture
-def tasks():
-    started = []
-
-    def start(*args, **kwargs):
-        t = Task(*args, **kwargs)
-        started.append(t)
-        return t
-
-    yield start
-    for t in started:
-        t.kill()
-
-
-def _spec(workers=2):
-    ports = free_ports(1 + workers)
-    return {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]}
+def tasks(started):
+    return lambda *args, **kwargs: started(Task(*args, **kwargs))
 
 
 def _final_loss(task) -> float:
@@ -96,7 +46,7 @@ def _final_loss(task) -> float:
 
 
 def _start_job(tasks, steps=60, straggle=0.0):
-    spec = _spec()
+    spec = cluster_spec(2)
     ps = tasks(spec, "ps", 0)
     workers = [tasks(spec, "worker", 0, f"--train_steps={steps}"),
                tasks(spec, "worker", 1, f"--train_steps={steps}", f"--extra_seconds={straggle}")]
@@ -124,7 +74,7 @@ def test_ps_that_falls_through_after_join_exits_0_and_runs_no_worker_code(tasks)
 
 
 def test_a_straggler_finishes_its_last_steps_after_the_chief_ended(tasks):
-    spec = _spec()
+    spec = cluster_spec(2)
     ps = tasks(spec, "ps", 0)
     chief = tasks(spec, "worker", 0, "--train_steps=60")
     straggler = tasks(spec, "worker", 1, "--train_steps=60", "--extra_seconds=3")
@@ -136,7 +86,7 @@ def test_a_straggler_finishes_its_last_steps_after_the_chief_ended(tasks):
 
 
 def test_a_worker_killed_by_sigkill_holds_the_released_ps_only_for_the_grace_period(tasks):
-    spec = _spec()
+    spec = cluster_spec(2)
     env = {"TENSORFLEET_PS_RELEASE_GRACE_SECONDS": "3"}
     ps = tasks(spec, "ps", 0, env=env)
     chief = tasks(spec, "worker", 0, "--train_steps=60", env=env)
@@ -152,7 +102,7 @@ def test_a_worker_killed_by_sigkill_holds_the_released_ps_only_for_the_grace_per
 
 
 def test_a_session_opened_before_its_master_and_the_ps_start_succeeds(tasks):
-    spec = _spec(workers=1)
+    spec = cluster_spec(1)
     # mnist_replica's --existing_servers way: the script's session goes to its task's server in another
     # process, started only once the script is waiting for it (a handshake, not a sleep: on a busy machine a
     # process may take seconds to start); the ps starts once that server waits for it in turn
@@ -179,45 +129,28 @@ def test_the_end_of_a_job_twenty_times_every_process_exits_0(tasks, round_):
         _end_job(ps, workers)
 
 
-def test_a_script_killed_under_the_launcher_is_reported_ended_by_the_launcher(tasks):
+def test_a_script_killed_under_the_launcher_is_reported_ended_by_the_launcher(tasks, started):
     """Worker 1's script dies by SIGKILL (no atexit): its launcher tells the ps, which then stops at once, long
     before the 60 s grace period."""
     import json
 
-    spec = _spec()
+    spec = cluster_spec(2)
     env = {"TENSORFLEET_PS_RELEASE_GRACE_SECONDS": "60"}
     ps = tasks(spec, "ps", 0, env=env)
     chief = tasks(spec, "worker", 0, "--train_steps=40", env=env)
     tf_config = json.dumps({"cluster": spec, "task": {"type": "worker", "index": 1}})
-    launcher = subprocess.Popen(
+    launcher = started(OutputProc(
         [sys.executable, "-m", "tensorfleet_train", "--wait-for", "none", "--", sys.executable, SCRIPT,
          "--ps_hosts=" + ",".join(spec["ps"]), "--worker_hosts=" + ",".join(spec["worker"]), "--job_name=worker",
          "--task_index=1", "--train_steps=40", "--extra_seconds=600"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env=task_env({**env, "TF_CONFIG": tf_config, "TENSORFLEET_METRICS_PORT": "-1"}))
-    try:
-        lines, pid = [], None
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:   # the script child's pid, then its session
-            line = launcher.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            m = re.search(r"script_started .* pid=(\d+)", line)
-            pid = int(m.group(1)) if m else pid
-            if "Session initialization complete" in line:
-                break
-        assert pid is not None, "".join(lines)
-        assert chief.wait() == 0, chief.output
-        os.kill(pid, signal.SIGKILL)
-        killed = time.monotonic()
-        out, _ = launcher.communicate(timeout=60)
-        assert launcher.returncode == 137, "".join(lines) + out
-        assert "reported_end" in out, out
-        assert ps.wait(60) == 0, ps.output
-        assert ps.ended_at - killed < 20, ps.output   # not the 60 s grace
-        assert "no end report" not in ps.output
-    finally:
-        if launcher.poll() is None:
-            launcher.kill()
-        launcher.wait(10)
+        env={**env, "TF_CONFIG": tf_config, "TENSORFLEET_METRICS_PORT": "-1"}))
+    pid = int(launcher.wait_for(r"script_started .* pid=(\d+)").group(1))   # the script child
+    launcher.wait_for("Session initialization complete")
+    assert chief.wait() == 0, chief.output
+    os.kill(pid, signal.SIGKILL)
+    killed = time.monotonic()
+    assert launcher.wait(60) == 137, launcher.output
+    assert "reported_end" in launcher.output
+    assert ps.wait(60) == 0, ps.output
+    assert ps.ended_at - killed < 20, ps.output   # not the 60 s grace
+    assert "no end report" not in ps.output

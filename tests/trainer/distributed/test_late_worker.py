@@ -12,22 +12,8 @@ import time
 import pytest
 
 import tensorfleet as tf
-from life_procs import Proc, spec
+from life_procs import spec
 from dist_cluster import free_ports
-
-
-@pytest.fixture
-def procs():
-    started = []
-
-    def start(*args, **kwargs):
-        p = Proc(*args, **kwargs)
-        started.append(p)
-        return p
-
-    yield start
-    for p in started:
-        p.kill()
 
 
 def test_a_monitored_session_worker_started_after_the_ps_stopped_exits_1_in_bounded_time(procs):

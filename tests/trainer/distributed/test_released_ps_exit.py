@@ -9,25 +9,10 @@
 import threading
 import time
 
-import pytest
 
 import tensorfleet as tf
-from life_procs import Proc, spec
+from life_procs import spec
 from tensorfleet.distributed import shutdown
-
-
-@pytest.fixture
-def procs():
-    started = []
-
-    def start(*args, **kwargs):
-        p = Proc(*args, **kwargs)
-        started.append(p)
-        return p
-
-    yield start
-    for p in started:
-        p.kill()
 
 
 def test_a_done_queue_ps_stopped_by_the_release_exits_0(procs, tmp_path):
