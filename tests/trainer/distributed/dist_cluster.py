@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 from loopback_ports import free_ports  # noqa: F401 (re-exported: the test modules import it from here)
@@ -18,6 +19,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 READY_TIMEOUT = 60
 
+
+
+class OutputDrain(threading.Thread):
+    """Reads a task process's output as it comes (a full pipe would block the process); `lines` so far.
+    Started at once."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream, self.lines = stream, []
+        self.start()
+
+    def run(self):
+        for line in self.stream:
+            self.lines.append(line)
 
 
 def task_env(extra=None):

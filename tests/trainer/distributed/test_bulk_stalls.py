@@ -8,7 +8,6 @@ after. Under TLS, a reader that takes longer than the linger to start reading a 
 whole (the short read timeout does not apply while the server sends)."""
 import shutil
 import socket
-import threading
 import time
 
 import numpy as np
@@ -21,7 +20,7 @@ from tensorfleet.distributed.protos import service_pb2 as pb
 from tensorfleet.distributed.tls import tls_from_env
 from tensorfleet.graph_def import as_graph_def
 
-from dist_cluster import make_tls_files
+from dist_cluster import OutputDrain, make_tls_files
 
 TOKEN = "stall-test-token"
 TASK = "/job:ps/replica:0/task:0"
@@ -31,18 +30,6 @@ PS_ENV = {"TENSORFLEET_RPC_TOKEN": TOKEN, "TENSORFLEET_AUTH_SECONDS": "1", "TENS
 #: plus generous slack for a loaded machine (before the fix: never)
 CLOSE_WITHIN_S = 10.0
 PER_KIND = 4
-
-
-class _Drain(threading.Thread):
-    """Reads the ps's output as it comes (a full pipe would block the ps)."""
-
-    def __init__(self, stream):
-        super().__init__(daemon=True)
-        self.stream, self.lines = stream, []
-
-    def run(self):
-        for line in self.stream:
-            self.lines.append(line)
 
 
 def _frame(method, message=b"", payload_bytes=0, header_extra=0):
@@ -78,8 +65,7 @@ def ps(request, cluster_procs, tmp_path, monkeypatch):
             monkeypatch.setenv(k, v)
     c = cluster_procs({"ps": 1})
     proc = c.start("ps", 0, env=env)
-    drain = _Drain(proc.stdout)
-    drain.start()
+    drain = OutputDrain(proc.stdout)
     address = c.spec["ps"][0]
     port = int(address.rsplit(":", 1)[1])
     context = tls_from_env().client_context() if request.param == "tls" else None

@@ -20,6 +20,9 @@ from tensorfleet.distributed.client import RpcClient
 from tensorfleet.distributed.one_port import HTTP2_PREFACE
 from tensorfleet.distributed.protos import service_pb2 as pb
 
+from dist_cluster import OutputDrain
+from proc_sockets import proc_status
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 TOKEN = "abuse-test-token"
@@ -29,28 +32,6 @@ RSS_GROWTH_LIMIT = 64 << 20  # bytes
 PS_ENV = {"TENSORFLEET_RPC_TOKEN": TOKEN, "TENSORFLEET_AUTH_SECONDS": "1", "TENSORFLEET_GRPC_IDLE_SECONDS": "3",
           "TENSORFLEET_DEAD_PEER_SECONDS": "2", "RUN_TASK_LOG_LEVEL": "DEBUG"}
 SETTINGS_FRAME = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])   # an empty HTTP/2 SETTINGS frame
-
-
-def _proc_status(pid):
-    out = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmHWM", "VmRSS", "Threads"):
-                out[key] = int(value.split()[0]) * (1024 if key != "Threads" else 1)
-    return out
-
-
-class _Drain(threading.Thread):
-    """Reads the ps's output as it comes (a full pipe would block the ps)."""
-
-    def __init__(self, stream):
-        super().__init__(daemon=True)
-        self.stream, self.lines = stream, []
-
-    def run(self):
-        for line in self.stream:
-            self.lines.append(line)
 
 
 class _Legit(threading.Thread):
@@ -137,8 +118,7 @@ def _stream_until_closed(sock, data, chunks):
 def test_no_unauthenticated_client_exhausts_a_ps(cluster_procs):
     c = cluster_procs({"ps": 1})
     proc = c.start("ps", 0, env=PS_ENV)
-    drain = _Drain(proc.stdout)
-    drain.start()
+    drain = OutputDrain(proc.stdout)
     address = c.spec["ps"][0]
     port = int(address.rsplit(":", 1)[1])
     legit = _Legit(address, port)
@@ -147,7 +127,7 @@ def test_no_unauthenticated_client_exhausts_a_ps(cluster_procs):
         deadline = time.monotonic() + 30
         while legit.served < 10 and time.monotonic() < deadline:
             time.sleep(0.05)
-        base = _proc_status(proc.pid)
+        base = proc_status(proc.pid)
         served = [legit.served]
         closes = {}
 
@@ -161,7 +141,7 @@ def test_no_unauthenticated_client_exhausts_a_ps(cluster_procs):
                 s.sendall([b"P", b"PR", b"PRI", b"T", b"TF", b"TFB"][i % 6])
         started = time.monotonic()
         served.append(legit.served_more())   # while they are open
-        threads_while_idle = _proc_status(proc.pid)["Threads"]
+        threads_while_idle = proc_status(proc.pid)["Threads"]
         closes["300 idle"] = _wait_closed(socks, started, CLOSE_WITHIN_S + 5)
 
         # B: bulk frames without the token announcing a 1 GiB payload (x3, at once) or a 200 MiB header
@@ -206,7 +186,7 @@ def test_no_unauthenticated_client_exhausts_a_ps(cluster_procs):
                                                                                         timeout=30))
                 assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED
         served.append(legit.served_more())
-        end = _proc_status(proc.pid)
+        end = proc_status(proc.pid)
     finally:
         legit.close()
     growth = end["VmHWM"] - base["VmRSS"]

@@ -27,32 +27,15 @@ from tensorfleet.distributed.client import TOKEN_METADATA, RpcClient
 from tensorfleet.distributed.one_port import HTTP2_PREFACE
 from tensorfleet.distributed.protos import service_pb2 as pb
 
+from dist_cluster import OutputDrain
+from proc_sockets import proc_status
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 TOKEN = "flood-test-token"
 TASK = "/job:ps/replica:0/task:0"
 RSS_GROWTH_LIMIT = 48 << 20
 SETTINGS, SETTINGS_ACK = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]), bytes([0, 0, 0, 4, 1, 0, 0, 0, 0])
-
-
-def _proc_status(pid):
-    out = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("VmHWM", "VmRSS", "Threads"):
-                out[key] = int(value.split()[0]) * (1024 if key != "Threads" else 1)
-    return out
-
-
-class _Drain(threading.Thread):
-    def __init__(self, stream):
-        super().__init__(daemon=True)
-        self.stream, self.lines = stream, []
-
-    def run(self):
-        for line in self.stream:
-            self.lines.append(line)
 
 
 def _h2_frame(kind, flags, stream, payload=b""):
@@ -72,8 +55,7 @@ _HEADERS_BLOCK = (_literal(b":method", b"POST") + _literal(b":scheme", b"http")
 def _start_ps(cluster_procs, env):
     c = cluster_procs({"ps": 1})
     proc = c.start("ps", 0, env={"TENSORFLEET_RPC_TOKEN": TOKEN, "RUN_TASK_LOG_LEVEL": "DEBUG", **env})
-    drain = _Drain(proc.stdout)
-    drain.start()
+    drain = OutputDrain(proc.stdout)
     address = c.spec["ps"][0]
     return c, proc, drain, address, int(address.rsplit(":", 1)[1])
 
@@ -137,7 +119,7 @@ def test_a_headers_flood_without_the_token_is_bounded_and_the_ps_serves_after(cl
     bulk, plain = _clients(address, port)
     try:
         assert _served(bulk) and _served(plain)
-        base = _proc_status(proc.pid)
+        base = proc_status(proc.pid)
         socks = [_connect(port) for _ in range(4)]
         answers = [0] * len(socks)
         readers = [threading.Thread(target=_count_answers, args=(s, answers, i), daemon=True)
@@ -163,11 +145,11 @@ def test_a_headers_flood_without_the_token_is_bounded_and_the_ps_serves_after(cl
         wait_end = time.monotonic() + 20.0
         while sum(answers) < sent and time.monotonic() < wait_end:   # the ps dealt with every stream
             time.sleep(0.05)
-        during = _proc_status(proc.pid)
+        during = proc_status(proc.pid)
         for s in socks:
             s.close()
         assert _served(plain) and _served(bulk)
-        end = _proc_status(proc.pid)
+        end = proc_status(proc.pid)
     finally:
         bulk.close()
         plain.close()
