@@ -309,7 +309,7 @@ class BaseSession:
             return mapper.build([None if i is None else _fetch_value(results[i]) for i in index])
         plan = self._plan(fetch_tensors, tuple(feed_tensors), targets)
         trace = [] if options is not None and trace_requested(options, run_metadata) else None
-        fp_token = fp_state.enter()  # numpy's floating-point warnings off: TF's kernels make NaN/Inf silently
+        fp_token = fp_state.enter()  # as TF's kernels: NaN/Inf silent, denormals flushed to zero
         try:
             timeout_ms = (getattr(options, "timeout_in_ms", 0) if options is not None else 0) or self._timeout_ms
             if timeout_ms > 0:

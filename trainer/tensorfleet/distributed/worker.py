@@ -114,7 +114,7 @@ class _Partition:
             run_token = queue_kernels.CancelToken(self.cancel)
             forget = cancel.on_cancel(lambda: queue_kernels.cancel_token(run_token, self.store))
             cancel.check("RunGraph")   # the caller is already gone: run nothing
-        token = fp_state.enter()  # as Session.run: numpy's floating-point warnings off around the step
+        token = fp_state.enter()  # as Session.run: the kernels' floating-point state (fp_state) around the step
         try:
             with queue_kernels.run_scope(timeout_ms, run_token):  # blocking kernels: deadline, cancellation
                 return [to_host(v) for v in plan.run(values, trace)]

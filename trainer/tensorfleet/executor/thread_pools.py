@@ -51,7 +51,7 @@ class WorkerPool:
         return self._q.qsize()
 
     def _loop(self) -> None:
-        fp_state.quiet_this_thread()  # kernels here produce NaN/Inf silently, as on the session's thread
+        fp_state.kernel_thread()  # NaN/Inf silent and denormals flushed, as on the session's thread
         if self._init is not None:
             self._init()
         get = self._q.get

@@ -1,23 +1,39 @@
-"""numpy's floating-point error state during a step: all off, as TF's kernels make NaN/Inf silently.
+"""The floating-point state kernels run in, as TF's: errors silent, and denormals flushed to zero on x86-64.
 
-Used by `session.py` around the executor call of each `Session.run` (one place, not per kernel), so that
-NaN/Inf raise no raw numpy `RuntimeWarning` naming numpy's internals; `tf.check_numerics` finds them.
-numpy keeps this state per thread (numpy 2: a context variable), so this covers the calling thread; the
-executor's pool threads set it once per thread with `quiet_this_thread()`.
+Used by `session.py` around the executor call of each `Session.run`, and by the distributed worker around each
+RunGraph (one place per step, not per kernel); the executor's pool threads set it once for their whole life
+with `kernel_thread()`. Two parts:
 
-`enter()` / `exit(token)` set and restore the state. On numpy 2 they set numpy's context variable to a
-prebuilt value directly (under 1 us per step, against about 3 us for `np.errstate(all="ignore")`, measured in
-bench/run_overhead_errstate.py); other numpy versions fall back to `np.seterr`.
+- **numpy's error state: all off.** TF's kernels make NaN/Inf silently, so NaN/Inf raise no raw numpy
+  `RuntimeWarning` naming numpy's internals; `tf.check_numerics` finds them. numpy keeps this state per
+  thread (numpy 2: a context variable). On numpy 2 it is set to a prebuilt value directly (under 1 us per
+  step, against about 3 us for `np.errstate(all="ignore")`, measured in bench/run_overhead_errstate.py);
+  other numpy versions fall back to `np.seterr`.
+- **Denormals are zero, and results flush to zero** (the x86 MXCSR's DAZ and FTZ bits, float32 and float64
+  alike), as TF's executor runs every CPU kernel (`port::ScopedFlushDenormal`): in a step, 2e-39 + 0.0 is
+  0 and 1e-38 * 0.5 is 0; a value only passed through (a feed fetched back, a variable read) keeps its
+  bits. Besides TF's numbers this keeps TF's speed: an optimizer slot decaying through the denormal range
+  (Adam's `m` for a weight whose gradient is often 0, e.g. an MNIST border pixel's) makes numpy's loops
+  several times slower on x86 (bench/dist_mnist_adam.py --cpu shows the ps's CPU per step). Set through
+  glibc's `fegetmode`/`fesetmode` and restored after the step, so the user's own numpy and Python
+  arithmetic between steps keeps IEEE denormals. Elsewhere (not x86-64 Linux, or no `fesetmode` in the C
+  library) denormals are kept, as numpy keeps them.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
 import importlib
+import platform
+import sys
 from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["enter", "exit", "quiet_this_thread"]
+__all__ = ["enter", "exit", "kernel_thread", "FLUSHES_DENORMALS"]
+
+_FTZ_DAZ = 0x8040   # MXCSR: flush-to-zero (bit 15) and denormals-are-zero (bit 6)
 
 
 def _seterr_enter() -> Any:
@@ -38,9 +54,59 @@ def _context_variable() -> Optional[Tuple[Callable[[], Any], Callable[[Any], Non
         return None
 
 
-enter, exit = _context_variable() or (_seterr_enter, _seterr_exit)  # noqa: A001
+_np_enter, _np_exit = _context_variable() or (_seterr_enter, _seterr_exit)
 
 
-def quiet_this_thread() -> None:
-    """For worker threads: numpy's floating-point warnings off for the rest of this thread's life."""
+class _FeMode(ctypes.Structure):
+    """glibc's x86-64 `femode_t`: the x87 control word and the SSE control/status register."""
+    _fields_ = [("control_word", ctypes.c_ushort), ("reserved", ctypes.c_ushort), ("mxcsr", ctypes.c_uint)]
+
+
+def _mode_functions() -> Optional[Tuple[Callable, Callable]]:
+    """(fegetmode, fesetmode) of the C library on x86-64 Linux; None where denormals cannot be flushed."""
+    if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
+        return None
+    try:
+        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        get, set_ = libm.fegetmode, libm.fesetmode   # glibc >= 2.25
+    except (OSError, AttributeError):  # pragma: no cover  (a C library without them)
+        return None
+    for fn in (get, set_):
+        fn.argtypes, fn.restype = [ctypes.POINTER(_FeMode)], ctypes.c_int
+    return get, set_
+
+
+_MODE = _mode_functions()
+FLUSHES_DENORMALS = _MODE is not None
+
+
+def _flush() -> Optional[_FeMode]:
+    """Turns DAZ and FTZ on in this thread; -> the mode to restore, None when they were on already."""
+    if _MODE is None:
+        return None
+    get, set_ = _MODE
+    saved = _FeMode()
+    get(saved)
+    if saved.mxcsr & _FTZ_DAZ == _FTZ_DAZ:
+        return None
+    set_(_FeMode(saved.control_word, 0, saved.mxcsr | _FTZ_DAZ))
+    return saved
+
+
+def enter() -> Any:
+    """Before a step's kernels, in the thread that runs them: -> the token for `exit`."""
+    return _np_enter(), _flush()
+
+
+def exit(token: Any) -> None:  # noqa: A001 - the pair of `enter`
+    """After the step: this thread's state as before `enter`."""
+    np_token, mode = token
+    if mode is not None and _MODE is not None:
+        _MODE[1](mode)
+    _np_exit(np_token)
+
+
+def kernel_thread() -> None:
+    """For threads that only run kernels (the executor's pools): the kernels' state for the thread's life."""
     np.seterr(all="ignore")
+    _flush()
