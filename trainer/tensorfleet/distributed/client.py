@@ -139,6 +139,7 @@ class RpcClient:
         if self._local_socket:
             try:
                 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                wire.widen_unix_send_buffer(sock)
                 sock.settimeout(self.timeouts.connect_seconds)
                 sock.connect("\0" + self._local_socket)
                 sock.settimeout(None)

@@ -264,7 +264,9 @@ class ConnectionLoop:
     def _add(self, sock: socket.socket, addr, shared: bool) -> None:
         sock.setblocking(False)
         unix = sock.family == socket.AF_UNIX
-        if not unix:
+        if unix:
+            wire.widen_unix_send_buffer(sock)
+        else:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             probe_idle_peer(sock)   # a vanished client host ends its step too (caller_watch)
         state = _SNIFF if shared else _HEAD

@@ -250,6 +250,22 @@ _RECV_TIMEOUT = (BlockingIOError, ssl.SSLWantReadError)
 _SERVER_RECV_TIMEOUT = _RECV_TIMEOUT + (socket.timeout,)
 
 
+#: SO_SNDBUF asked for a same-host (Unix socket) bulk connection, either end. Linux's default (208 KiB, and
+#: no autotuning as TCP has) splits a 300 KiB gradient into writes that each wait for the reader to be
+#: scheduled: wake-ups inside the window between a step's variable read and its update, which on a busy
+#: machine make every async gradient staler (bench/dist_mnist_adam.py). The kernel doubles the value, capped
+#: at twice net.core.wmem_max (208 KiB unless raised: 416 KiB then).
+UNIX_SEND_BUFFER_BYTES = 1 << 20
+
+
+def widen_unix_send_buffer(sock: socket.socket) -> None:
+    """A same-host bulk socket's send buffer, at either end (see UNIX_SEND_BUFFER_BYTES)."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, UNIX_SEND_BUFFER_BYTES)
+    except OSError:  # pragma: no cover  (a kernel refusing it keeps its default)
+        pass
+
+
 def send_frame(sock: socket.socket, header: bytes, parts: list, payload_bytes: int) -> None:
     buffers = [PREFIX.pack(MAGIC, len(header), payload_bytes), header] + parts
     total = sum(len(b) if not isinstance(b, memoryview) else b.nbytes for b in buffers)
