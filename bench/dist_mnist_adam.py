@@ -21,10 +21,15 @@ the chief's initialisation only at their next poll (`recovery_wait_secs`) while 
 more workers, hence staler gradients, at a late stage of training. `--staleness`: beside hid_w (ps1) a
 counter is read with the weights and bumped right after the step's update of hid_w: the number of other
 workers' updates between a step's read and its own update (its gradient's staleness; async Adam at this
-learning rate is very sensitive to it), printed per side. `--start-together`: the workers start training
-only once all their sessions are ready (no worker trains alone first). `--pause-ms MS`: every worker
-sleeps MS between its steps (time outside the read-to-update window, as an input pipeline's): the same
-steps with a shorter share of each spent between a read and its update, to test staleness as the cause.
+learning rate is very sensitive to it), printed per side, with the read-to-update window in ms (two
+`tf.timestamp`s on ps1, one after the read and one after the bump). The bump and its constant are placed
+on ps1 with the update: a constant made on the worker under the control dependency would put a round trip
+between the update and its count in both runtimes (numbers measured before 2026-11-29 were). `--cpu`: CPU
+seconds during training, per worker step and per global step on each ps (/proc, Linux). `--start-together`:
+the workers start training only once all their sessions are ready (no worker trains alone first).
+`--pause-ms MS`: every worker sleeps MS between its steps (time outside the read-to-update window, as an
+input pipeline's): the same steps with a shorter share of each spent between a read and its update, to test
+staleness as the cause.
 """
 from __future__ import annotations
 
@@ -99,10 +104,16 @@ def task_main(impl: str, spec: dict) -> None:
                 var = g.get_operation_by_name(name)
                 with tf.colocate_with(var):
                     counter = tf.Variable(0.0, name=f"{name}_updates", trainable=False)
-                with tf.control_dependencies([g.get_operation_by_name(f"Adam/update_{name}/ApplyAdam")]):
-                    bumped = tf.assign_add(counter, 1.0)
-                with tf.device(var.device):
-                    probe[name] = (tf.identity(counter), bumped + 0.0)
+                with tf.device(var.device):   # the count, its constant and both clocks: on the ps, with the update
+                    with tf.control_dependencies([g.get_operation_by_name(f"Adam/update_{name}/ApplyAdam")]):
+                        bumped = tf.assign_add(counter, 1.0)
+                    read = tf.identity(counter)
+                    with tf.control_dependencies([read]):
+                        read_at = tf.timestamp()
+                    after = bumped + 0.0
+                    with tf.control_dependencies([after]):
+                        updated_at = tf.timestamp()
+                    probe[name] = (read, after, read_at, updated_at)
         init_op = tf.global_variables_initializer()
     sv = tf.train.Supervisor(is_chief=index == 0, logdir=os.path.join(spec["logdir"], f"w{index}"),
                              init_op=init_op, recovery_wait_secs=1, global_step=global_step)
@@ -111,6 +122,7 @@ def task_main(impl: str, spec: dict) -> None:
     rng = np.random.RandomState()
     order, at = rng.permutation(len(train_x)), 0
     stale: dict = {name: [] for name in probe}
+    window_ms: list = []
     step_ms: list = []
 
     def step():
@@ -128,10 +140,12 @@ def task_main(impl: str, spec: dict) -> None:
         _, got, p = sess.run([train_op, global_step, probe], feed)
         step_ms.append((time.perf_counter() - started) * 1e3)
         if got >= spec["late_join"]:  # with --late-join, only once the late workers may have joined
-            for name, (read, after) in p.items():
+            for name, (read, after, read_at, updated_at) in p.items():
                 stale[name].append(int(after - read - 1))
+                window_ms.append(((updated_at - read_at) * 1e3, step_ms[-1]))
         return got
 
+    cpu_before = _cpu_seconds(spec["ps_pids"])
     local = 0
     pause = spec["pause_ms"] / 1000
 
@@ -155,10 +169,29 @@ def task_main(impl: str, spec: dict) -> None:
         local += 1
         if (paused_step() if pause else step()) >= spec["steps"]:
             break
+    cpu = [b - a for a, b in zip(cpu_before, _cpu_seconds(spec["ps_pids"]))]
+    global_steps = int(sess.run(global_step))
     val = float(sess.run(xent, {x: data["val_x"], y_: data["val_y"]}))
-    print(json.dumps({"xent": val, "local_steps": local, "staleness": stale, "step_ms": step_ms}), flush=True)
+    print(json.dumps({"xent": val, "local_steps": local, "staleness": stale, "window_ms": window_ms,
+                      "step_ms": step_ms, "cpu": cpu, "global_steps": global_steps}), flush=True)
     sys.stdout.flush()
     os._exit(0)  # the parent ends the ps tasks; no job-end protocol is measured here
+
+
+def _cpu_seconds(ps_pids) -> list:
+    """[this process's CPU seconds, then each ps process's] (the ps from /proc; [] where it cannot be read)."""
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    out = [ru.ru_utime + ru.ru_stime]
+    for pid in ps_pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return []
+        out.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    return out
 
 
 def _free_ports(n):
@@ -185,7 +218,8 @@ def run_job(side: dict, args, data: str, workdir: str) -> dict:
             for i in range(n):
                 spec = {"cluster": cluster, "job": job, "index": i, "data": data, "logdir": logdir,
                         "steps": args.steps, "late_join": args.late_join, "staleness": args.staleness,
-                        "together": args.start_together, "pause_ms": args.pause_ms}
+                        "together": args.start_together, "pause_ms": args.pause_ms,
+                        "ps_pids": [q.pid for q in procs[:args.ps]] if args.cpu else []}
                 p = subprocess.Popen([side["python"], os.path.abspath(__file__), "--task", side["impl"],
                                       json.dumps(spec)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, env=env)
@@ -211,7 +245,20 @@ def run_job(side: dict, args, data: str, workdir: str) -> dict:
             "local_steps": [r["local_steps"] if r else None for r in rows],
             "staleness": {name: [s for r in done for s in r["staleness"][name]] for name in STALENESS_OF
                           if done and name in done[0]["staleness"]},
-            "step_ms": [ms for r in done for ms in r["step_ms"]]}
+            "window_ms": [ms for r in done for ms in r.get("window_ms", [])],
+            "step_ms": [ms for r in done for ms in r["step_ms"]],
+            "cpu": _cpu_per_step(rows, args.ps)}
+
+
+def _cpu_per_step(rows, n_ps) -> dict:
+    """CPU ms per local step of each worker, and per global step of each ps (worker 0 measured the ps)."""
+    done = [r for r in rows if r and r["cpu"]]
+    if not done or rows[0] is None or len(rows[0]["cpu"]) != n_ps + 1:
+        return {}
+    first = rows[0]
+    steps = max(1, first["global_steps"])
+    return {"worker": [r["cpu"][0] * 1e3 / max(1, r["local_steps"]) for r in done],
+            "ps": [c * 1e3 / steps for c in first["cpu"][1:]]}
 
 
 def _save_data(workdir: str) -> str:
@@ -226,8 +273,11 @@ def _save_data(workdir: str) -> str:
 
 
 def _tf_python(path: str) -> str:
-    ok = subprocess.run([path, "-c", "import tensorflow"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")).returncode == 0
+    try:
+        ok = subprocess.run([path, "-c", "import tensorflow"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")).returncode == 0
+    except OSError:   # no such interpreter
+        ok = False
     return path if ok else ""
 
 
@@ -242,6 +292,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--late-join", type=int, default=0)
     ap.add_argument("--staleness", action="store_true")
+    ap.add_argument("--cpu", action="store_true")
     ap.add_argument("--start-together", action="store_true")
     ap.add_argument("--pause-ms", type=float, default=0.0)
     ap.add_argument("--tf-python", default=sys.executable)
@@ -284,6 +335,17 @@ def main() -> None:
                 hist = dict(sorted(collections.Counter(stale).items()))
                 print(f"{'':>13}{var} staleness: mean {statistics.mean(stale):.2f} {hist}"
                       + (f" (from global step {args.late_join})" if args.late_join else ""))
+        windows = [w for row in rows for w in row["window_ms"]]
+        if windows:
+            window, its_step = (statistics.median(w[i] for w in windows) for i in (0, 1))
+            print(f"{'':>13}read-to-update window on ps1 ms: p50 {window:.2f}, against a step (Session.run) "
+                  f"p50 {its_step:.2f} in the same steps: {window / its_step:.2f} of a step")
+        cpus = [row["cpu"] for row in rows if row["cpu"]]
+        if cpus:
+            w = statistics.median(ms for c in cpus for ms in c["worker"])
+            ps = [statistics.median(c["ps"][i] for c in cpus) for i in range(args.ps)]
+            print(f"{'':>13}CPU ms while training: per worker step {w:.2f}; per global step on each ps "
+                  + ", ".join(f"{ms:.2f}" for ms in ps))
     print("end: load average %.2f %.2f %.2f" % os.getloadavg())
 
 
