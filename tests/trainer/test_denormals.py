@@ -94,3 +94,41 @@ def test_an_inter_op_pool_made_outside_any_step_flushes_in_its_threads():
     finally:
         pool.shutdown()
     assert _numpy_keeps_denormals()
+
+
+def test_a_step_inside_a_step_leaves_the_outer_step_flushing():
+    """A py_func that runs another session (as TF, the py_func runs under the step's floating-point state)."""
+    inner_x = tf.placeholder(tf.float32, [])
+    inner_sess = tf.Session()
+    inner = inner_x * 1.0
+
+    def body(v):
+        inner_sess.run(inner, {inner_x: 1.0})
+        return v
+
+    x = tf.placeholder(tf.float32, [2])
+    (through,) = tf.py_func(body, [x], [tf.float32])
+    after = through * 0.5
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(after, {x: [1e-38, 1.0]}), np.array([0.0, 0.5], np.float32))
+    inner_sess.close()
+    assert _numpy_keeps_denormals()
+
+
+def test_a_rounding_mode_the_user_set_between_steps_survives_the_next_step():
+    import ctypes
+    import ctypes.util
+
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    fe_upward, before = 0x800, libm.fegetround()
+    x = tf.placeholder(tf.float32, [])
+    doubled = x * 2.0
+    with tf.Session() as sess:
+        sess.run(doubled, {x: 1.0})          # this thread's mode seen once already
+        assert libm.fesetround(fe_upward) == 0
+        try:
+            sess.run(doubled, {x: 1.0})
+            assert libm.fegetround() == fe_upward
+        finally:
+            libm.fesetround(before)
+    assert _numpy_keeps_denormals()

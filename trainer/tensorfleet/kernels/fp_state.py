@@ -15,8 +15,10 @@ with `kernel_thread()`. Two parts:
   bits. Besides TF's numbers this keeps TF's speed: an optimizer slot decaying through the denormal range
   (Adam's `m` for a weight whose gradient is often 0, e.g. an MNIST border pixel's) makes numpy's loops
   several times slower on x86 (bench/dist_mnist_adam.py --cpu shows the ps's CPU per step). Set through
-  glibc's `fegetmode`/`fesetmode` and restored after the step, so the user's own numpy and Python
-  arithmetic between steps keeps IEEE denormals. Elsewhere (not x86-64 Linux, or no `fesetmode` in the C
+  glibc's `fegetmode`/`fesetmode` (three C calls a step, on per-thread buffers; the mode is read at every
+  step, so one the user set between steps is what the step restores) and restored after the step, so the
+  user's own numpy and Python arithmetic between steps keeps IEEE denormals. A step inside a step (a
+  py_func running a session) finds the bits on and leaves them to the outer step. Elsewhere (not x86-64 Linux, or no `fesetmode` in the C
   library) denormals are kept, as numpy keeps them.
 """
 from __future__ import annotations
@@ -27,6 +29,7 @@ import functools
 import importlib
 import platform
 import sys
+import threading
 from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
@@ -62,8 +65,9 @@ class _FeMode(ctypes.Structure):
     _fields_ = [("control_word", ctypes.c_ushort), ("reserved", ctypes.c_ushort), ("mxcsr", ctypes.c_uint)]
 
 
-def _mode_functions() -> Optional[Tuple[Callable, Callable]]:
-    """(fegetmode, fesetmode) of the C library on x86-64 Linux; None where denormals cannot be flushed."""
+def _mode_functions() -> Optional[Tuple[Callable[[int], int], Callable[[int], int]]]:
+    """(fegetmode, fesetmode) of the C library on x86-64 Linux, called with a struct's address (no argument
+    conversion: a step pays three such calls); None where denormals cannot be flushed."""
     if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
         return None
     try:
@@ -71,26 +75,43 @@ def _mode_functions() -> Optional[Tuple[Callable, Callable]]:
         get, set_ = libm.fegetmode, libm.fesetmode   # glibc >= 2.25
     except (OSError, AttributeError):  # pragma: no cover  (a C library without them)
         return None
-    for fn in (get, set_):
-        fn.argtypes, fn.restype = [ctypes.POINTER(_FeMode)], ctypes.c_int
-    return get, set_
+    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+    return proto(ctypes.cast(get, ctypes.c_void_p).value), proto(ctypes.cast(set_, ctypes.c_void_p).value)
 
 
 _MODE = _mode_functions()
 FLUSHES_DENORMALS = _MODE is not None
 
 
-def _flush() -> Optional[_FeMode]:
-    """Turns DAZ and FTZ on in this thread; -> the mode to restore, None when they were on already."""
+class _ThreadModes(threading.local):
+    """Per thread, made once: a scratch mode to read into, the mode a step restores, the step's own."""
+
+    def __init__(self) -> None:
+        self.now, self.saved, self.flushed = _FeMode(), _FeMode(), _FeMode()
+        self.now_at, self.saved_at, self.flushed_at = (ctypes.addressof(m) for m in
+                                                       (self.now, self.saved, self.flushed))
+
+
+_THREAD = _ThreadModes()
+
+
+def _flush() -> int:
+    """Turns DAZ and FTZ on in this thread; -> the address of the mode to restore, 0 when they were on already
+    (a step inside a step, a pool thread) or cannot be set."""
     if _MODE is None:
-        return None
+        return 0
     get, set_ = _MODE
-    saved = _FeMode()
-    get(saved)
-    if saved.mxcsr & _FTZ_DAZ == _FTZ_DAZ:
-        return None
-    set_(_FeMode(saved.control_word, 0, saved.mxcsr | _FTZ_DAZ))
-    return saved
+    t = _THREAD
+    get(t.now_at)
+    now = t.now
+    if now.mxcsr & _FTZ_DAZ == _FTZ_DAZ:
+        return 0
+    if now.mxcsr != t.saved.mxcsr or now.control_word != t.saved.control_word:   # first step, or changed since
+        ctypes.memmove(t.saved_at, t.now_at, ctypes.sizeof(_FeMode))
+        ctypes.memmove(t.flushed_at, t.now_at, ctypes.sizeof(_FeMode))
+        t.flushed.mxcsr |= _FTZ_DAZ
+    set_(t.flushed_at)
+    return t.saved_at
 
 
 def enter() -> Any:
@@ -100,9 +121,9 @@ def enter() -> Any:
 
 def exit(token: Any) -> None:  # noqa: A001 - the pair of `enter`
     """After the step: this thread's state as before `enter`."""
-    np_token, mode = token
-    if mode is not None and _MODE is not None:
-        _MODE[1](mode)
+    np_token, mode_at = token
+    if mode_at and _MODE is not None:
+        _MODE[1](mode_at)
     _np_exit(np_token)
 
 
