@@ -1,6 +1,6 @@
 """tf.searchsorted, tf.unravel_index, tf.histogram_fixed_width(_bins), tf.batch_gather
 (ops/search_histogram_ops.py) and tf.assert_near, tf.assert_rank_in, tf.assert_variables_initialized
-(ops/check_extra_ops.py).
+(ops/check_ops.py).
 
 Oracles: numpy (np.searchsorted per row, np.unravel_index, a bin loop written here, fancy indexing), TF 1.15's
 docstring examples verbatim, central finite differences for batch_gather's gradient, and TF's documented

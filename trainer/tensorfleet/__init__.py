@@ -50,7 +50,6 @@ from .ops.partition_stitch_ops import *  # noqa: F401,F403  (tf.dynamic_partitio
 from .ops.segment_extra_ops import *  # noqa: F401,F403  (tf.segment_max/min/prod and the unsorted ones)
 from .ops.scatter_extra_ops import *  # noqa: F401,F403  (tf.scatter_mul/div/min/max, scatter_nd_*, count_up_to)
 from .ops.search_histogram_ops import *  # noqa: F401,F403  (tf.searchsorted, unravel_index, histograms, ...)
-from .ops.check_extra_ops import *  # noqa: F401,F403  (tf.assert_near, assert_rank_in, ...)
 from .ops.parsing_ops import *  # noqa: F401,F403  (tf.parse_example, tf.FixedLenFeature, ...)
 from .ops.sequence_parsing_ops import FixedLenSequenceFeature, parse_single_sequence_example  # noqa: F401
 from .ops.numerics import *  # noqa: F401,F403  (tf.check_numerics, tf.verify_tensor_all_finite, ...)

@@ -41,7 +41,8 @@ _RANDOM = {
     "shuffle": _r.random_shuffle, "multinomial": _r.multinomial, "set_random_seed": _g.set_random_seed,
 }
 
-_DEBUGGING = {name: getattr(_c, name) for name in _c.__all__ if name.startswith("assert_")}
+_DEBUGGING = {name: getattr(_c, name) for name in _c.__all__  # (tf.assert_variables_initialized: top level only)
+              if name.startswith("assert_") and name != "assert_variables_initialized"}
 _DEBUGGING.update({"Assert": _c.Assert, "is_finite": _m.is_finite, "is_inf": _m.is_inf, "is_nan": _m.is_nan})
 _DEBUGGING.update({"check_numerics": _nu.check_numerics, "assert_all_finite": _nu.verify_tensor_all_finite})
 
@@ -151,10 +152,9 @@ _MATH.update({name: getattr(_sm, name) for name in (
     "erf", "erfc", "lgamma", "digamma", "polygamma", "igamma", "igammac", "betainc", "lbeta", "zeta", "bessel_i0",
     "bessel_i0e", "bessel_i1", "bessel_i1e", "cumulative_logsumexp", "nextafter", "polyval")})
 _RANDOM.update({"gamma": _sr.random_gamma, "poisson": _sr.random_poisson})
-from .ops import check_extra_ops as _cx, segment_extra_ops as _sx  # noqa: E402
+from .ops import segment_extra_ops as _sx  # noqa: E402
 
 _MATH.update({name: getattr(_sx, name) for name in _sx.__all__})
-_DEBUGGING.update(assert_near=_cx.assert_near, assert_rank_in=_cx.assert_rank_in)
 math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported functions).")
 random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
 debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")
