@@ -1,5 +1,5 @@
-"""tf.unique, segment sums, scatter_nd, sort/argsort, roll, meshgrid, confusion_matrix, bincount, ... against
-numpy; gradients of the segment sum and scatter_nd by finite differences."""
+"""tf.unique, scatter_nd, sort/argsort, roll, meshgrid, confusion_matrix, bincount, ... against numpy;
+the gradient of scatter_nd by finite differences."""
 import time
 
 import numpy as np
@@ -27,22 +27,6 @@ def test_unique_matches_tf_docs():
     assert count.tolist() == [2, 1, 3, 1, 2]
     y, idx = run(tf.unique(tf.constant([5, 3, 5, 1])))  # first-occurrence order, not sorted
     assert y.tolist() == [5, 3, 1] and idx.tolist() == [0, 1, 0, 2]
-
-
-def test_segment_sums_match_numpy_and_gradient():
-    data = np.random.RandomState(0).randn(6, 3)
-    ids = np.array([0, 2, 0, 1, 2, -1])
-    ref = np.zeros((4, 3))
-    for i, s in enumerate(ids):
-        if s >= 0:
-            ref[s] += data[i]
-    np.testing.assert_allclose(run(tf.unsorted_segment_sum(data, ids, 4)), ref)
-    counts = np.maximum(np.bincount(ids[ids >= 0], minlength=4), 1)[:, None]
-    np.testing.assert_allclose(run(tf.math.unsorted_segment_mean(data, ids, 4)), ref / counts)
-    np.testing.assert_allclose(run(tf.math.unsorted_segment_sqrt_n(data, ids, 4)), ref / np.sqrt(counts))
-    np.testing.assert_allclose(run(tf.segment_sum(data[:4], [0, 0, 1, 1])), [data[:2].sum(0), data[2:4].sum(0)])
-    np.testing.assert_allclose(run(tf.segment_mean(data[:3], [0, 1, 1])), [data[0], data[1:3].mean(0)])
-    check_gradients(lambda d: tf.unsorted_segment_sum(d, ids, 4), [data])
 
 
 def test_scatter_nd_family_matches_tf_docs_and_gradient():

@@ -143,16 +143,14 @@ from .ops.matrix_square_root_op import matrix_square_root as _sqrtm  # noqa: E40
 _LINALG["sqrtm"] = _sqrtm
 from .ops import array_extra_ops as _ax  # noqa: E402
 
-_MATH.update({name: getattr(_ax, name) for name in (
-    "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n", "segment_sum", "segment_mean",
-    "bincount", "confusion_matrix", "invert_permutation")})
+_MATH.update({name: getattr(_ax, name) for name in ("bincount", "confusion_matrix", "invert_permutation")})
 from .ops import special_math_ops as _sm, special_random_ops as _sr  # noqa: E402
 
 _MATH.update({name: getattr(_sm, name) for name in (
     "erf", "erfc", "lgamma", "digamma", "polygamma", "igamma", "igammac", "betainc", "lbeta", "zeta", "bessel_i0",
     "bessel_i0e", "bessel_i1", "bessel_i1e", "cumulative_logsumexp", "nextafter", "polyval")})
 _RANDOM.update({"gamma": _sr.random_gamma, "poisson": _sr.random_poisson})
-from .ops import segment_extra_ops as _sx  # noqa: E402
+from .ops import segment_ops as _sx  # noqa: E402
 
 _MATH.update({name: getattr(_sx, name) for name in _sx.__all__})
 math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported functions).")

@@ -1,5 +1,5 @@
 """Kernels of ops/array_extra_ops.py (CPU, host numpy): Unique, InvertPermutation, Bincount, SetDiff1d,
-Timestamp, UnsortedSegmentSum, ScatterNd."""
+Timestamp, ScatterNd."""
 from __future__ import annotations
 
 import time
@@ -68,23 +68,6 @@ def setdiff1d(ctx, x, y):
 @register_kernel("Timestamp", devices=_CPU)
 def timestamp(ctx):
     return np.float64(time.time())
-
-
-@host_inputs(1, 2)
-@register_kernel("UnsortedSegmentSum", devices=_CPU)
-def unsorted_segment_sum(ctx, data, segment_ids, num_segments):
-    data, ids = np.asarray(to_host(data)), np.asarray(to_host(segment_ids))
-    n = int(np.asarray(to_host(num_segments)))
-    if ids.shape != data.shape[:ids.ndim]:
-        raise _bad(ctx, f"segment_ids.shape = {list(ids.shape)} does not prefix data.shape = {list(data.shape)}")
-    if ids.size and (ids.max() >= n):
-        raise _bad(ctx, f"segment_ids[{int(np.argmax(ids))}] = {int(ids.max())} is out of range [0, {n})")
-    out = np.zeros((n,) + data.shape[ids.ndim:], dtype=data.dtype)
-    flat_ids = ids.reshape(-1)
-    flat = data.reshape((flat_ids.size,) + data.shape[ids.ndim:])
-    keep = flat_ids >= 0  # TF drops negative ids
-    np.add.at(out, flat_ids[keep], flat[keep])
-    return out
 
 
 @host_inputs(0, 2)

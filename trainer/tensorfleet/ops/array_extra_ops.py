@@ -1,15 +1,14 @@
 """More of TF 1.15's top-level array ops: unique, invert_permutation, bincount, setdiff1d, timestamp,
-(unsorted_)segment_sum / mean / sqrt_n, scatter_nd and tensor_scatter_nd_*, sort / argsort, roll, meshgrid,
+scatter_nd and tensor_scatter_nd_*, sort / argsort, roll, meshgrid,
 confusion_matrix, truncatediv / truncatemod, shape_n, broadcast_static/dynamic_shape, get_static_value,
 ensure_shape.
 
-Sits in `ops/`; kernels in kernels/array_extra_kernels.py. UnsortedSegmentSum and ScatterNd have gradients
+Sits in `ops/`; kernels in kernels/array_extra_kernels.py. ScatterNd has a gradient
 (a gather of the incoming gradient, as TF's); the others are composites or have no gradient.
 """
 from __future__ import annotations
 
 __all__ = ["unique", "unique_with_counts", "invert_permutation", "bincount", "setdiff1d", "timestamp",
-           "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n", "segment_sum", "segment_mean",
            "scatter_nd", "tensor_scatter_nd_add", "tensor_scatter_nd_sub", "tensor_scatter_nd_update",
            "tensor_scatter_add", "tensor_scatter_sub", "tensor_scatter_update", "sort", "argsort", "roll",
            "meshgrid", "confusion_matrix", "truncatediv", "truncatemod", "shape_n", "broadcast_static_shape",
@@ -88,88 +87,6 @@ def timestamp(name=None):
 
 for _t in ("Unique", "InvertPermutation", "Bincount", "SetDiff1d", "Timestamp"):
     NotDifferentiable(_t)
-
-
-# -- segments ---------------------------------------------------------------------
-def _segment_shape(op):
-    data, ids = op.inputs[0], op.inputs[1]
-    n = constant_value(op.inputs[2])
-    rest = data.shape.as_list()[ids.shape.ndims:] if data.shape.ndims is not None and ids.shape.ndims else None
-    if rest is None:
-        return [(data.dtype, unknown_shape())]
-    return [(data.dtype, TensorShape([None if n is None else int(n)] + rest))]
-
-
-register_op("UnsortedSegmentSum", _segment_shape)
-
-
-@register_gradient("UnsortedSegmentSum")
-def _unsorted_segment_sum_grad(op, grad):
-    from .slicing_ops import gather
-    ids = op.inputs[1]
-    safe = _m.maximum(ids, _a.zeros_like(ids))  # negative ids were dropped: their rows get zero gradient
-    kept = _m.cast(_m.greater_equal(ids, _a.zeros_like(ids)), grad.dtype)
-    g = gather(grad, safe)
-    mask = _a.reshape(kept, _a.concat([_a.shape(ids), _a.ones_like(_a.shape(g)[ids.shape.ndims:])], 0)) \
-        if ids.shape.ndims is not None else kept
-    return [_m.multiply(g, mask), None, None]
-
-
-def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
-    """`tf.math.unsorted_segment_sum`: out[i] = sum of data[j] with segment_ids[j] == i (negative ids dropped)."""
-    data = convert_to_tensor(data)
-    ids = convert_to_tensor(segment_ids)
-    if not ids.dtype.is_integer:
-        raise TypeError(f"segment_ids must be int32 or int64, got {ids.dtype.name}")
-    num = convert_to_tensor(num_segments)  # TF: its own int32/int64 type (Tnumsegments), not ids' type
-    if num.dtype not in (_dtypes.int32, _dtypes.int64):
-        raise TypeError(f"num_segments must be int32 or int64, got {num.dtype.name}")
-    return make_tensor("UnsortedSegmentSum", [data, ids, num], name=name, default_name="UnsortedSegmentSum")
-
-
-def _segment_counts(segment_ids, num_segments, dtype):
-    ones = _a.ones_like(_m.cast(convert_to_tensor(segment_ids), dtype))
-    return unsorted_segment_sum(ones, segment_ids, num_segments)
-
-
-def _broadcast_counts(counts, data):
-    data = convert_to_tensor(data)
-    extra = data.shape.ndims - 1 if data.shape.ndims else 0
-    return _a.reshape(counts, [-1] + [1] * extra)
-
-
-def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
-    """`tf.math.unsorted_segment_mean` (empty segments give 0)."""
-    with name_scope(name, "UnsortedSegmentMean", [data, segment_ids]):
-        data = convert_to_tensor(data)
-        counts = _m.maximum(_segment_counts(segment_ids, num_segments, data.dtype), 1.0)
-        return _m.divide(unsorted_segment_sum(data, segment_ids, num_segments), _broadcast_counts(counts, data))
-
-
-def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
-    """`tf.math.unsorted_segment_sqrt_n`: the segment sum divided by sqrt(count)."""
-    with name_scope(name, "UnsortedSegmentSqrtN", [data, segment_ids]):
-        data = convert_to_tensor(data)
-        counts = _m.maximum(_segment_counts(segment_ids, num_segments, data.dtype), 1.0)
-        return _m.divide(unsorted_segment_sum(data, segment_ids, num_segments),
-                         _broadcast_counts(_m.sqrt(counts), data))
-
-
-def _num_segments(segment_ids):
-    ids = convert_to_tensor(segment_ids)
-    return _m.add(_m.reduce_max(ids), _a.constant(1, dtype=ids.dtype))
-
-
-def segment_sum(data, segment_ids, name=None):
-    """`tf.math.segment_sum` (sorted ids: num_segments is the last id + 1)."""
-    with name_scope(name, "SegmentSum", [data, segment_ids]):
-        return unsorted_segment_sum(data, segment_ids, _num_segments(segment_ids))
-
-
-def segment_mean(data, segment_ids, name=None):
-    """`tf.math.segment_mean`."""
-    with name_scope(name, "SegmentMean", [data, segment_ids]):
-        return unsorted_segment_mean(data, segment_ids, _num_segments(segment_ids))
 
 
 # -- scatter_nd ---------------------------------------------------------------------

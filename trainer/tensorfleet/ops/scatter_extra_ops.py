@@ -20,7 +20,7 @@ from .. import dtypes as _dtypes
 from ..tensor_shape import TensorShape
 from .common import NotDifferentiable, make_tensor, register_op
 from .scatter_ops import _scatter, _scatter_shape
-from .segment_extra_ops import _NUMBER_TYPES, _REAL_TYPES, check_dtype
+from .segment_ops import _NUMBER_TYPES, _REAL_TYPES, check_dtype
 from .state_ops import _var_op
 
 for _t in ("ScatterMul", "ScatterDiv", "ScatterMin", "ScatterMax"):

@@ -23,7 +23,7 @@ from ..tensor_shape import TensorShape, unknown_shape
 from . import array_ops as _a
 from . import math_ops as _m
 from .common import NotDifferentiable, convert_to_tensor, make_tensor, register_op
-from .segment_extra_ops import _INDEX_TYPES, check_dtype
+from .segment_ops import _INDEX_TYPES, check_dtype
 from .shape_util import constant_value
 
 

@@ -1,12 +1,16 @@
-"""TF 1.15's segment max / min / prod, sorted and unsorted: `tf.(math.)segment_max`, `segment_min`, `segment_prod`,
-`unsorted_segment_max`, `unsorted_segment_min`, `unsorted_segment_prod` (ops SegmentMax/Min/Prod,
-UnsortedSegmentMax/Min/Prod).
+"""TF 1.15's segment reductions, sorted and unsorted: `tf.(math.)segment_sum`, `segment_mean`, `segment_max`,
+`segment_min`, `segment_prod` and `unsorted_segment_sum`, `unsorted_segment_mean`, `unsorted_segment_sqrt_n`,
+`unsorted_segment_max`, `unsorted_segment_min`, `unsorted_segment_prod` (ops UnsortedSegmentSum,
+SegmentMax/Min/Prod, UnsortedSegmentMax/Min/Prod).
 
-Sits in `ops/` beside array_extra_ops (which has the segment sums and means); kernels in
-kernels/segment_extra_kernels.py. As TF 1.15:
-* sorted ops: segment_ids is a sorted int vector as long as data's first dimension; the output has
+Sits in `ops/`; kernels in kernels/segment_kernels.py. Also holds `check_dtype`, TF's op-def dtype check, which
+the scatter, count_up_to and search ops share. As TF 1.15:
+* sums and means: UnsortedSegmentSum drops negative ids, and its gradient gathers the incoming gradient (zero
+  for the dropped rows); segment_sum / segment_mean (sorted ids: num_segments is the last id + 1),
+  unsorted_segment_mean and unsorted_segment_sqrt_n are composites of it (an empty segment gives 0).
+* sorted max / min / prod: segment_ids is a sorted int vector as long as data's first dimension; the output has
   segment_ids[-1] + 1 rows; an empty segment gives 0 (max, min) or 1 (prod). Shape: [?] + data.shape[1:].
-* unsorted ops: segment_ids has any shape that prefixes data's; ids < 0 are dropped; the output has
+* unsorted max / min / prod: segment_ids has any shape that prefixes data's; ids < 0 are dropped; the output has
   num_segments rows; an empty segment gives the dtype's lowest value (max), highest value (min) or 1 (prod).
 * gradients are TF's: max/min send each output gradient to the inputs equal to the result, split equally
   among ties (_SegmentMinOrMaxGrad, _UnsortedSegmentMinOrMaxGrad); prod divides the segment product by each
@@ -15,10 +19,12 @@ kernels/segment_extra_kernels.py. As TF 1.15:
 """
 from __future__ import annotations
 
-__all__ = ["segment_max", "segment_min", "segment_prod", "unsorted_segment_max", "unsorted_segment_min",
+__all__ = ["segment_sum", "segment_mean", "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
+           "segment_max", "segment_min", "segment_prod", "unsorted_segment_max", "unsorted_segment_min",
            "unsorted_segment_prod"]
 
 from .. import dtypes as _dtypes
+from ..default_graph import name_scope
 from ..tensor_shape import TensorShape, unknown_shape
 from . import array_ops as _a
 from . import math_ops as _m
@@ -38,7 +44,89 @@ def check_dtype(param: str, t, allowed) -> None:
                         f"values: {', '.join(d.name for d in allowed)}")
 
 
-# -- shape functions ------------------------------------------------------------------------------------
+# -- sums and means (UnsortedSegmentSum) ----------------------------------------------------------------------
+def _segment_shape(op):
+    data, ids = op.inputs[0], op.inputs[1]
+    n = constant_value(op.inputs[2])
+    rest = data.shape.as_list()[ids.shape.ndims:] if data.shape.ndims is not None and ids.shape.ndims else None
+    if rest is None:
+        return [(data.dtype, unknown_shape())]
+    return [(data.dtype, TensorShape([None if n is None else int(n)] + rest))]
+
+
+register_op("UnsortedSegmentSum", _segment_shape)
+
+
+@register_gradient("UnsortedSegmentSum")
+def _unsorted_segment_sum_grad(op, grad):
+    from .slicing_ops import gather
+    ids = op.inputs[1]
+    safe = _m.maximum(ids, _a.zeros_like(ids))  # negative ids were dropped: their rows get zero gradient
+    kept = _m.cast(_m.greater_equal(ids, _a.zeros_like(ids)), grad.dtype)
+    g = gather(grad, safe)
+    mask = _a.reshape(kept, _a.concat([_a.shape(ids), _a.ones_like(_a.shape(g)[ids.shape.ndims:])], 0)) \
+        if ids.shape.ndims is not None else kept
+    return [_m.multiply(g, mask), None, None]
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """`tf.math.unsorted_segment_sum`: out[i] = sum of data[j] with segment_ids[j] == i (negative ids dropped)."""
+    data = convert_to_tensor(data)
+    ids = convert_to_tensor(segment_ids)
+    if not ids.dtype.is_integer:
+        raise TypeError(f"segment_ids must be int32 or int64, got {ids.dtype.name}")
+    num = convert_to_tensor(num_segments)  # TF: its own int32/int64 type (Tnumsegments), not ids' type
+    if num.dtype not in (_dtypes.int32, _dtypes.int64):
+        raise TypeError(f"num_segments must be int32 or int64, got {num.dtype.name}")
+    return make_tensor("UnsortedSegmentSum", [data, ids, num], name=name, default_name="UnsortedSegmentSum")
+
+
+def _segment_counts(segment_ids, num_segments, dtype):
+    ones = _a.ones_like(_m.cast(convert_to_tensor(segment_ids), dtype))
+    return unsorted_segment_sum(ones, segment_ids, num_segments)
+
+
+def _broadcast_counts(counts, data):
+    data = convert_to_tensor(data)
+    extra = data.shape.ndims - 1 if data.shape.ndims else 0
+    return _a.reshape(counts, [-1] + [1] * extra)
+
+
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    """`tf.math.unsorted_segment_mean` (empty segments give 0)."""
+    with name_scope(name, "UnsortedSegmentMean", [data, segment_ids]):
+        data = convert_to_tensor(data)
+        counts = _m.maximum(_segment_counts(segment_ids, num_segments, data.dtype), 1.0)
+        return _m.divide(unsorted_segment_sum(data, segment_ids, num_segments), _broadcast_counts(counts, data))
+
+
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    """`tf.math.unsorted_segment_sqrt_n`: the segment sum divided by sqrt(count)."""
+    with name_scope(name, "UnsortedSegmentSqrtN", [data, segment_ids]):
+        data = convert_to_tensor(data)
+        counts = _m.maximum(_segment_counts(segment_ids, num_segments, data.dtype), 1.0)
+        return _m.divide(unsorted_segment_sum(data, segment_ids, num_segments),
+                         _broadcast_counts(_m.sqrt(counts), data))
+
+
+def _num_segments(segment_ids):
+    ids = convert_to_tensor(segment_ids)
+    return _m.add(_m.reduce_max(ids), _a.constant(1, dtype=ids.dtype))
+
+
+def segment_sum(data, segment_ids, name=None):
+    """`tf.math.segment_sum` (sorted ids: num_segments is the last id + 1)."""
+    with name_scope(name, "SegmentSum", [data, segment_ids]):
+        return unsorted_segment_sum(data, segment_ids, _num_segments(segment_ids))
+
+
+def segment_mean(data, segment_ids, name=None):
+    """`tf.math.segment_mean`."""
+    with name_scope(name, "SegmentMean", [data, segment_ids]):
+        return unsorted_segment_mean(data, segment_ids, _num_segments(segment_ids))
+
+
+# -- max / min / prod: shape functions ------------------------------------------------------------------------
 def _sorted_shape(op):
     data, ids = op.inputs[0], op.inputs[1]
     if data.shape.ndims is not None and data.shape.ndims < 1:
@@ -78,7 +166,7 @@ for _t in ("UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"):
     register_op(_t, _unsorted_shape)
 
 
-# -- wrappers -----------------------------------------------------------------------------------------------
+# -- max / min / prod: wrappers -------------------------------------------------------------------------------
 def _sorted(op_type, data, segment_ids, name, allowed):
     data = convert_to_tensor(data, name="data")
     ids = convert_to_tensor(segment_ids, name="segment_ids")
@@ -127,19 +215,17 @@ def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
     return _unsorted("UnsortedSegmentProd", data, segment_ids, num_segments, name, _NUMBER_TYPES)
 
 
-# -- gradients (TF's math_grad.py) -----------------------------------------------------------------------
+# -- max / min / prod: gradients (TF's math_grad.py) ----------------------------------------------------------
 def _gather(params, indices):
     from .slicing_ops import gather
     return gather(params, indices)
 
 
 def _sorted_sum(x, ids):
-    from .array_extra_ops import segment_sum
     return segment_sum(x, ids)
 
 
 def _unsorted_sum(x, ids, n):
-    from .array_extra_ops import unsorted_segment_sum
     return unsorted_segment_sum(x, ids, n)
 
 
