@@ -48,7 +48,6 @@ from .ops.linalg_extra_ops import *  # noqa: F401,F403  (tf.matrix_inverse, tf.c
 from .ops.matrix_square_root_op import matrix_square_root  # noqa: F401
 from .ops.partition_stitch_ops import *  # noqa: F401,F403  (tf.dynamic_partition, tf.dynamic_stitch, ...)
 from .ops.segment_ops import *  # noqa: F401,F403  (tf.segment_sum/mean/max/min/prod and the unsorted ones)
-from .ops.scatter_extra_ops import *  # noqa: F401,F403  (tf.scatter_mul/div/min/max, scatter_nd_*, count_up_to)
 from .ops.search_histogram_ops import *  # noqa: F401,F403  (tf.searchsorted, unravel_index, histograms, ...)
 from .ops.parsing_ops import *  # noqa: F401,F403  (tf.parse_example, tf.FixedLenFeature, ...)
 from .ops.sequence_parsing_ops import FixedLenSequenceFeature, parse_single_sequence_example  # noqa: F401

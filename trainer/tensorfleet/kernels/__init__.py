@@ -7,7 +7,7 @@ from . import summary_kernels  # noqa: F401
 from . import array_extra_kernels, math_extra_kernels, parsing_kernels, sampling_kernels  # noqa: F401
 from . import sequence_parsing_kernels  # noqa: F401
 from . import indexed_slices_kernels  # noqa: F401  (IndexedSlices -> dense)
-from . import scatter_extra_kernels, search_histogram_kernels, segment_kernels  # noqa: F401
+from . import scatter_kernels, search_histogram_kernels, segment_kernels  # noqa: F401
 from . import string_kernels  # noqa: F401
 from . import reader_kernels  # noqa: F401  (tf.TFRecordReader & co, tf.read_file)
 from . import special_kernels  # noqa: F401  (special functions, Gamma/Poisson samplers)

@@ -1,5 +1,4 @@
-"""Kernels for ops/index_ops.py (GatherNd, GatherNdGrad, SequenceMask), ops/scatter_ops.py (ScatterUpdate/Add/Sub)
-and BatchMatMulV2 (ops/linalg_ops.py)."""
+"""Kernels for ops/index_ops.py (GatherNd, GatherNdGrad, SequenceMask) and BatchMatMulV2 (ops/linalg_ops.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -72,50 +71,6 @@ def sequence_mask(ctx, lengths, maxlen=None):
     if n < 0:
         raise errors.InvalidArgumentError(None, ctx.op, f"maxlen must be non-negative, got {n}")
     return xp.arange(n) < lengths[..., None]
-
-
-def _scatter(ctx, indices, updates, mode):
-    xp = ctx.xp
-    name = ctx.attrs["var"].name
-    with ctx.resources.lock:
-        old = ctx.resources.read(name, ctx.op.name)
-        n = old.shape[0]
-        if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n):
-            host = to_host(indices)
-            pos = np.argwhere((host < 0) | (host >= n))[0]
-            raise errors.InvalidArgumentError(None, ctx.op, f"indices[{','.join(map(str, pos))}] = "
-                                                            f"{int(host[tuple(pos)])} is not in [0, {n})")
-        del old
-        new = ctx.resources.exclusive(name)  # the store's own array when nothing else holds it: in place
-        if new is None:
-            new = xp.array(ctx.resources.read(name, ctx.op.name), copy=True)
-        updates = updates.astype(new.dtype, copy=False)
-        if mode == "update":
-            new[indices] = updates
-        elif mode == "add" or xp is not np:  # cupy's ufunc.at supports add only: add the negated updates
-            xp.add.at(new, indices, updates if mode == "add" else -updates)
-        else:
-            xp.subtract.at(new, indices, updates)
-        ctx.resources.store(name, new)
-        return new
-
-
-@register_kernel("ScatterUpdate", devices=("CPU",))
-@register_kernel("ScatterUpdate", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
-def scatter_update(ctx, indices, updates):
-    return _scatter(ctx, indices, updates, "update")
-
-
-@register_kernel("ScatterAdd", devices=("CPU",))
-@register_kernel("ScatterAdd", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
-def scatter_add(ctx, indices, updates):
-    return _scatter(ctx, indices, updates, "add")
-
-
-@register_kernel("ScatterSub", devices=("CPU",))
-@register_kernel("ScatterSub", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
-def scatter_sub(ctx, indices, updates):
-    return _scatter(ctx, indices, updates, "sub")
 
 
 @register_kernel("BatchMatMulV2")

@@ -22,8 +22,7 @@ from ..default_graph import name_scope
 from ..tensor_shape import TensorShape, unknown_shape
 from . import array_ops as _a
 from . import math_ops as _m
-from .common import NotDifferentiable, convert_to_tensor, make_tensor, register_op
-from .segment_ops import _INDEX_TYPES, check_dtype
+from .common import INDEX_TYPES, NotDifferentiable, check_dtype, convert_to_tensor, make_tensor, register_op
 from .shape_util import constant_value
 
 
@@ -49,7 +48,7 @@ def searchsorted(sorted_sequence, values, side="left", out_type=_dtypes.int32, n
     out_type = _dtypes.as_dtype(out_type)
     seq = convert_to_tensor(sorted_sequence, name="sorted_sequence")
     values = convert_to_tensor(values, name="values", dtype=seq.dtype)
-    if out_type not in _INDEX_TYPES:
+    if out_type not in INDEX_TYPES:
         raise TypeError(f"Value passed to parameter 'out_type' has DataType {out_type.name} not in list of allowed "
                         f"values: int32, int64")
     seq_2d = _a.reshape(seq, _a.stack([-1, _a.shape(seq)[-1]]))
@@ -81,7 +80,7 @@ NotDifferentiable("UnravelIndex")
 def unravel_index(indices, dims, name=None):
     """`tf.unravel_index`: the coordinates of the flat `indices` in an array of shape `dims`."""
     indices = convert_to_tensor(indices, name="indices")
-    check_dtype("indices", indices, _INDEX_TYPES)
+    check_dtype("indices", indices, INDEX_TYPES)
     dims = convert_to_tensor(dims, name="dims", dtype=indices.dtype)
     return make_tensor("UnravelIndex", [indices, dims], name=name, default_name="UnravelIndex")
 
@@ -112,7 +111,7 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=_dtypes.int32, n
         check_dtype("values", values, (_dtypes.int32, _dtypes.int64, _dtypes.float32, _dtypes.float64))
         value_range = convert_to_tensor(value_range, name="value_range", dtype=values.dtype)
         nbins = convert_to_tensor(nbins, name="nbins", dtype=_dtypes.int32)
-        if dtype not in _INDEX_TYPES:
+        if dtype not in INDEX_TYPES:
             raise TypeError(f"Value passed to parameter 'dtype' has DataType {dtype.name} not in list of allowed "
                             f"values: int32, int64")
         return make_tensor("HistogramFixedWidth", [values, value_range, nbins], {"dtype": dtype},
@@ -146,7 +145,7 @@ def batch_gather(params, indices, name=None):
     with name_scope(name, "BatchGather", [params, indices]):
         indices = convert_to_tensor(indices, name="indices")
         params = convert_to_tensor(params, name="params")
-        check_dtype("indices", indices, _INDEX_TYPES)
+        check_dtype("indices", indices, INDEX_TYPES)
         if indices.shape.ndims is None:
             raise ValueError("batch_gather does not allow indices with unknown shape.")
         batch_dims = indices.shape.ndims - 1

@@ -3,8 +3,7 @@
 `unsorted_segment_max`, `unsorted_segment_min`, `unsorted_segment_prod` (ops UnsortedSegmentSum,
 SegmentMax/Min/Prod, UnsortedSegmentMax/Min/Prod).
 
-Sits in `ops/`; kernels in kernels/segment_kernels.py. Also holds `check_dtype`, TF's op-def dtype check, which
-the scatter, count_up_to and search ops share. As TF 1.15:
+Sits in `ops/`; kernels in kernels/segment_kernels.py. As TF 1.15:
 * sums and means: UnsortedSegmentSum drops negative ids, and its gradient gathers the incoming gradient (zero
   for the dropped rows); segment_sum / segment_mean (sorted ids: num_segments is the last id + 1),
   unsorted_segment_mean and unsorted_segment_sqrt_n are composites of it (an empty segment gives 0).
@@ -28,21 +27,9 @@ from ..default_graph import name_scope
 from ..tensor_shape import TensorShape, unknown_shape
 from . import array_ops as _a
 from . import math_ops as _m
-from .common import convert_to_tensor, make_tensor, register_gradient, register_op
+from .common import (INDEX_TYPES, NUMBER_TYPES, REAL_TYPES, check_dtype, convert_to_tensor, make_tensor,
+                     register_gradient, register_op)
 from .shape_util import constant_value
-
-_INDEX_TYPES = (_dtypes.int32, _dtypes.int64)
-_REAL_TYPES = (_dtypes.float32, _dtypes.float64, _dtypes.int32, _dtypes.uint8, _dtypes.int16, _dtypes.int8,
-               _dtypes.int64, _dtypes.uint16, _dtypes.float16, _dtypes.uint32, _dtypes.uint64)
-_NUMBER_TYPES = _REAL_TYPES + (_dtypes.complex64, _dtypes.complex128)
-
-
-def check_dtype(param: str, t, allowed) -> None:
-    """TF's op-def check of an input's dtype: TypeError naming the parameter and the allowed types."""
-    if t.dtype.base_dtype not in allowed:
-        raise TypeError(f"Value passed to parameter '{param}' has DataType {t.dtype.name} not in list of allowed "
-                        f"values: {', '.join(d.name for d in allowed)}")
-
 
 # -- sums and means (UnsortedSegmentSum) ----------------------------------------------------------------------
 def _segment_shape(op):
@@ -171,7 +158,7 @@ def _sorted(op_type, data, segment_ids, name, allowed):
     data = convert_to_tensor(data, name="data")
     ids = convert_to_tensor(segment_ids, name="segment_ids")
     check_dtype("data", data, allowed)
-    check_dtype("segment_ids", ids, _INDEX_TYPES)
+    check_dtype("segment_ids", ids, INDEX_TYPES)
     return make_tensor(op_type, [data, ids], name=name, default_name=op_type)
 
 
@@ -180,39 +167,39 @@ def _unsorted(op_type, data, segment_ids, num_segments, name, allowed):
     ids = convert_to_tensor(segment_ids, name="segment_ids")
     num = convert_to_tensor(num_segments, name="num_segments")
     check_dtype("data", data, allowed)
-    check_dtype("segment_ids", ids, _INDEX_TYPES)
-    check_dtype("num_segments", num, _INDEX_TYPES)
+    check_dtype("segment_ids", ids, INDEX_TYPES)
+    check_dtype("num_segments", num, INDEX_TYPES)
     return make_tensor(op_type, [data, ids, num], name=name, default_name=op_type)
 
 
 def segment_max(data, segment_ids, name=None):
     """`tf.math.segment_max`: output[i] = max of data[j] over j with segment_ids[j] == i (sorted ids; empty: 0)."""
-    return _sorted("SegmentMax", data, segment_ids, name, _REAL_TYPES)
+    return _sorted("SegmentMax", data, segment_ids, name, REAL_TYPES)
 
 
 def segment_min(data, segment_ids, name=None):
     """`tf.math.segment_min`: output[i] = min of data[j] over j with segment_ids[j] == i (sorted ids; empty: 0)."""
-    return _sorted("SegmentMin", data, segment_ids, name, _REAL_TYPES)
+    return _sorted("SegmentMin", data, segment_ids, name, REAL_TYPES)
 
 
 def segment_prod(data, segment_ids, name=None):
     """`tf.math.segment_prod`: output[i] = product of data[j] with segment_ids[j] == i (sorted ids; empty: 1)."""
-    return _sorted("SegmentProd", data, segment_ids, name, _NUMBER_TYPES)
+    return _sorted("SegmentProd", data, segment_ids, name, NUMBER_TYPES)
 
 
 def unsorted_segment_max(data, segment_ids, num_segments, name=None):
     """`tf.math.unsorted_segment_max`: per segment maximum; an empty segment gives the dtype's lowest value."""
-    return _unsorted("UnsortedSegmentMax", data, segment_ids, num_segments, name, _REAL_TYPES)
+    return _unsorted("UnsortedSegmentMax", data, segment_ids, num_segments, name, REAL_TYPES)
 
 
 def unsorted_segment_min(data, segment_ids, num_segments, name=None):
     """`tf.math.unsorted_segment_min`: per segment minimum; an empty segment gives the dtype's highest value."""
-    return _unsorted("UnsortedSegmentMin", data, segment_ids, num_segments, name, _REAL_TYPES)
+    return _unsorted("UnsortedSegmentMin", data, segment_ids, num_segments, name, REAL_TYPES)
 
 
 def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
     """`tf.math.unsorted_segment_prod`: per segment product; an empty segment gives 1."""
-    return _unsorted("UnsortedSegmentProd", data, segment_ids, num_segments, name, _NUMBER_TYPES)
+    return _unsorted("UnsortedSegmentProd", data, segment_ids, num_segments, name, NUMBER_TYPES)
 
 
 # -- max / min / prod: gradients (TF's math_grad.py) ----------------------------------------------------------

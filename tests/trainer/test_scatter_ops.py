@@ -1,9 +1,10 @@
-"""tf.scatter_mul / div / min / max, tf.scatter_nd_update / add / sub and tf.count_up_to (ops/scatter_extra_ops.py).
+"""tf.scatter_mul / div / min / max and tf.scatter_nd_update / add / sub (ops/scatter_ops.py; tf.scatter_update /
+add / sub: test_tf1_extra_ops.py).
 
 Oracles: numpy's unbuffered ufunc.at (np.multiply.at, np.minimum.at, ...: every repeated index combines, which
 is TF's documented duplicate rule), Python's integer division truncated toward zero (C's, TF's ScatterDiv on
-integers), TF 1.15's docstring examples verbatim for scatter_nd_*, TF's documented count_up_to contract, and the
-same graphs on fake_cupy's GPU compared with numpy.
+integers), TF 1.15's docstring examples verbatim for scatter_nd_*, and the same graphs on fake_cupy's GPU
+compared with numpy.
 """
 import numpy as np
 import pytest
@@ -136,30 +137,6 @@ def test_scatter_nd_names_shapes_and_errors():
         with pytest.raises(tf.errors.InvalidArgumentError,
                            match=r"indices\[1\] = \[4, 0\] does not index into shape \[4,3\](.|\n)*node bad_nd"):
             s.run(tf.scatter_nd_add(v, [[0, 0], [4, 0]], [1.0, 2.0], name="bad_nd"))
-
-
-# -- count_up_to ------------------------------------------------------------------------------------------------
-def test_count_up_to_counts_then_raises_out_of_range():
-    c = tf.Variable(1, name="counter")
-    t = tf.count_up_to(c, 3)
-    c64 = tf.Variable(np.int64(0))
-    t64 = c64.count_up_to(1)
-    assert (t.op.type, t.op.name, t.dtype, t.shape.as_list()) == ("CountUpTo", "CountUpTo", tf.int32, [])
-    assert t64.dtype == tf.int64 and op_registry.get_op_def("CountUpTo").updates_variables == ("var",)
-    with tf.Session() as s:
-        s.run(tf.global_variables_initializer())
-        assert [s.run(t), s.run(t)] == [1, 2]  # the value before each increment
-        assert s.run(c) == 3
-        with pytest.raises(tf.errors.OutOfRangeError, match=r"Reached limit of 3(.|\n)*node CountUpTo"):
-            s.run(t)
-        assert s.run(c) == 3
-        assert s.run(t64) == 0
-        with pytest.raises(tf.errors.OutOfRangeError, match="Reached limit of 1"):
-            s.run(t64)
-    with pytest.raises(TypeError, match="parameter 'ref' has DataType float32"):
-        tf.count_up_to(tf.Variable(0.0), 3)
-    with pytest.raises(ValueError, match="Shape must be rank 0 but is rank 1"):
-        tf.count_up_to(tf.Variable([0]), 3)
 
 
 # -- the GPU path (fake_cupy) -------------------------------------------------------------------------------------
