@@ -44,7 +44,7 @@ from .ops.special_math_ops import *  # noqa: F401,F403  (tf.erf, tf.lgamma, ...)
 from .ops.special_random_ops import *  # noqa: F401,F403  (tf.random_gamma, tf.random_poisson)
 from .ops.array_extra_ops import *  # noqa: F401,F403
 from .ops.matrix_ops import *  # noqa: F401,F403  (tf.matrix_band_part, tf.matrix_diag, tf.norm, tf.cross, ...)
-from .ops.linalg_extra_ops import *  # noqa: F401,F403  (tf.matrix_inverse, tf.cholesky, tf.qr, tf.svd, ...)
+from .ops.matrix_decomposition_ops import *  # noqa: F401,F403  (tf.matrix_inverse, tf.cholesky, tf.qr, tf.svd...)
 from .ops.matrix_square_root_op import matrix_square_root  # noqa: F401
 from .ops.partition_stitch_ops import *  # noqa: F401,F403  (tf.dynamic_partition, tf.dynamic_stitch, ...)
 from .ops.segment_ops import *  # noqa: F401,F403  (tf.segment_sum/mean/max/min/prod and the unsorted ones)

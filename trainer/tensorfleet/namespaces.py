@@ -128,15 +128,15 @@ for _name, _fn in (list(_al.NN_EXTRAS.items()) + [(n, getattr(_nx, n)) for n in 
                    + [(n, getattr(_cs, n)) for n in _cs.__all__]):
     setattr(_nn, _name, _fn)
 _LINALG["matrix_transpose"] = _LINALG["transpose"] = _mx.matrix_transpose  # tf.linalg.transpose: the last two dims
-from .ops import linalg_extra_ops as _le, matrix_ops as _mo  # noqa: E402
+from .ops import matrix_decomposition_ops as _md, matrix_ops as _mo  # noqa: E402
 
 _LINALG.update({  # TF 1.15's tf.linalg names (diag / diag_part are the batched matrix_diag / matrix_diag_part)
-    "inv": _le.matrix_inverse, "det": _le.matrix_determinant, "slogdet": _le.slogdet, "logdet": _le.logdet,
-    "cholesky": _le.cholesky, "cholesky_solve": _le.cholesky_solve, "qr": _le.qr, "svd": _le.svd,
-    "solve": _le.matrix_solve, "triangular_solve": _le.matrix_triangular_solve, "band_part": _mo.matrix_band_part,
+    "inv": _md.matrix_inverse, "det": _md.matrix_determinant, "slogdet": _md.slogdet, "logdet": _md.logdet,
+    "cholesky": _md.cholesky, "cholesky_solve": _md.cholesky_solve, "qr": _md.qr, "svd": _md.svd,
+    "solve": _md.matrix_solve, "triangular_solve": _md.matrix_triangular_solve, "band_part": _mo.matrix_band_part,
     "diag": _mo.matrix_diag, "diag_part": _mo.matrix_diag_part, "set_diag": _mo.matrix_set_diag,
-    "norm": _mo.norm, "cross": _mo.cross, "adjoint": _mo.adjoint, "eigh": _le.self_adjoint_eig,
-    "eigvalsh": _le.self_adjoint_eigvals, "lstsq": _le.matrix_solve_ls,
+    "norm": _mo.norm, "cross": _mo.cross, "adjoint": _mo.adjoint, "eigh": _md.self_adjoint_eig,
+    "eigvalsh": _md.self_adjoint_eigvals, "lstsq": _md.matrix_solve_ls,
     "matvec": _mo.matvec, "l2_normalize": _nn.l2_normalize})
 from .ops.matrix_square_root_op import matrix_square_root as _sqrtm  # noqa: E402
 

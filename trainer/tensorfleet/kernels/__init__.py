@@ -12,7 +12,7 @@ from . import string_kernels  # noqa: F401
 from . import reader_kernels  # noqa: F401  (tf.TFRecordReader & co, tf.read_file)
 from . import special_kernels  # noqa: F401  (special functions, Gamma/Poisson samplers)
 from . import rnn_kernels  # noqa: F401
-from . import linalg_kernels  # noqa: F401  (ops/linalg_extra_ops.py, ops/matrix_ops.py)
+from . import linalg_kernels  # noqa: F401  (ops/matrix_decomposition_ops.py, ops/matrix_ops.py)
 from . import loop_accumulator_kernels  # noqa: F401  (map_fn / scan accumulators)
 from . import partition_stitch_kernels  # noqa: F401  (tf.dynamic_partition / dynamic_stitch)
 from . import image_codec_kernels, image_kernels  # noqa: F401  (tf.image: decoding/encoding on Pillow, resizing)

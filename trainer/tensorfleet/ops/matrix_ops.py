@@ -2,7 +2,7 @@
 cross, and the composites norm, adjoint and a batched trace -- each over the last two (cross: last) dimensions,
 with leading batch dimensions.
 
-Sits in `ops/` beside `linalg_ops` (tf.diag & co) and under `linalg_extra_ops` (the decompositions, whose
+Sits in `ops/` beside `linalg_ops` (tf.diag & co) and under `matrix_decomposition_ops` (the decompositions, whose
 gradients use these); kernels in `kernels/linalg_kernels.py`. Gradients are TF's (array_grad.py, math_grad.py).
 """
 from __future__ import annotations
@@ -274,7 +274,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims
 
 
 def _matrix_2_norm(x, axis):
-    from .linalg_extra_ops import svd  # late: linalg_extra_ops imports this module
+    from .matrix_decomposition_ops import svd  # late: matrix_decomposition_ops imports this module
     rank = x.shape.ndims
     if rank is None:
         raise ValueError("norm: ord=2 over a pair of axes needs a known rank")

@@ -1,6 +1,7 @@
-"""TF 1.15's dense linear algebra (ops/linalg_extra_ops.py, ops/matrix_ops.py): forward against numpy.linalg on
-batched float32/float64 inputs, every registered gradient against central finite differences in float64
-(gradcheck.check_gradients), TF's errors, the tf.linalg names, and the cupy path on fake_cupy against the CPU."""
+"""TF 1.15's dense linear algebra (ops/matrix_decomposition_ops.py, ops/matrix_ops.py, ops/matrix_square_root_op.py):
+forward against numpy.linalg on batched float32/float64 inputs, every registered gradient against central finite
+differences in float64 (gradcheck.check_gradients), TF's errors, the tf.linalg names, and the cupy path on fake_cupy
+against the CPU."""
 import numpy as np
 import pytest
 
