@@ -122,10 +122,10 @@ _MATH.update({name: getattr(_mx, name) for name in ("tan", "asin", "acos", "atan
                                                     "atanh", "expm1", "atan2", "rint", "log_sigmoid",
                                                     "is_non_decreasing", "is_strictly_increasing")})
 _MATH.update(_al.MATH_EXTRAS)
-from .ops import candidate_sampling_ops as _cs, nn_extra_ops as _nx  # noqa: E402
+from .ops import candidate_sampling_ops as _cs, conv_composite as _cc, nn_composite as _nc  # noqa: E402
 
-for _name, _fn in (list(_al.NN_EXTRAS.items()) + [(n, getattr(_nx, n)) for n in _nx.__all__]
-                   + [(n, getattr(_cs, n)) for n in _cs.__all__]):
+for _name, _fn in (list(_al.NN_EXTRAS.items()) + [(n, getattr(_cc, n)) for n in _cc.__all__]
+                   + [(n, getattr(_nc, n)) for n in _nc.__all__] + [(n, getattr(_cs, n)) for n in _cs.__all__]):
     setattr(_nn, _name, _fn)
 _LINALG["matrix_transpose"] = _LINALG["transpose"] = _mx.matrix_transpose  # tf.linalg.transpose: the last two dims
 from .ops import matrix_decomposition_ops as _md, matrix_ops as _mo  # noqa: E402
