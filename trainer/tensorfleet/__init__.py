@@ -39,7 +39,9 @@ from .ops.reader_ops import *  # noqa: F401,F403  (tf.TFRecordReader & co, tf.re
 from .ops.string_ops import *  # noqa: F401,F403
 from .ops.string_ops import print_v2 as print  # noqa: A001  (tf.print)
 from .tf1_aliases import *  # noqa: F401,F403
-from .ops.math_extra_ops import *  # noqa: F401,F403
+from .ops.elementwise_math_ops import *  # noqa: F401,F403  (tf.tan, tf.atan2, tf.expm1, tf.rint, ...)
+from .ops.host_ops import *  # noqa: F401,F403  (tf.py_func, tf.numpy_function)
+from .ops.shape_ops import *  # noqa: F401,F403  (tf.broadcast_to, ...)
 from .ops.special_math_ops import *  # noqa: F401,F403  (tf.erf, tf.lgamma, ...)
 from .ops.special_random_ops import *  # noqa: F401,F403  (tf.random_gamma, tf.random_poisson)
 from .ops.array_extra_ops import *  # noqa: F401,F403

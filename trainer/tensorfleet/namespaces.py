@@ -116,20 +116,20 @@ graph_util = _module("graph_util", {
     "extract_sub_graph": _graph_io.extract_sub_graph, "import_graph_def": _graph_io.import_graph_def},
     "`tf.graph_util`: freezing and subgraphs of GraphDefs (graph_io.py).")
 from . import tf1_aliases as _al  # noqa: E402
-from .ops import math_extra_ops as _mx  # noqa: E402
+from .ops import elementwise_math_ops as _em  # noqa: E402
 
-_MATH.update({name: getattr(_mx, name) for name in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
-                                                    "atanh", "expm1", "atan2", "rint", "log_sigmoid",
-                                                    "is_non_decreasing", "is_strictly_increasing")})
+_MATH.update({name: getattr(_em, name) for name in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+                                                    "atanh", "expm1", "atan2", "rint", "log_sigmoid")})
+_MATH.update(is_non_decreasing=_c.is_non_decreasing, is_strictly_increasing=_c.is_strictly_increasing)
 _MATH.update(_al.MATH_EXTRAS)
 from .ops import candidate_sampling_ops as _cs, conv_composite as _cc, nn_composite as _nc  # noqa: E402
 
 for _name, _fn in (list(_al.NN_EXTRAS.items()) + [(n, getattr(_cc, n)) for n in _cc.__all__]
                    + [(n, getattr(_nc, n)) for n in _nc.__all__] + [(n, getattr(_cs, n)) for n in _cs.__all__]):
     setattr(_nn, _name, _fn)
-_LINALG["matrix_transpose"] = _LINALG["transpose"] = _mx.matrix_transpose  # tf.linalg.transpose: the last two dims
 from .ops import matrix_decomposition_ops as _md, matrix_ops as _mo  # noqa: E402
 
+_LINALG["matrix_transpose"] = _LINALG["transpose"] = _mo.matrix_transpose  # tf.linalg.transpose: the last two dims
 _LINALG.update({  # TF 1.15's tf.linalg names (diag / diag_part are the batched matrix_diag / matrix_diag_part)
     "inv": _md.matrix_inverse, "det": _md.matrix_determinant, "slogdet": _md.slogdet, "logdet": _md.logdet,
     "cholesky": _md.cholesky, "cholesky_solve": _md.cholesky_solve, "qr": _md.qr, "svd": _md.svd,

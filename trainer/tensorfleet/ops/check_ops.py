@@ -1,5 +1,6 @@
 """Run-time checks and printing: `tf.Assert`, `tf.assert_equal` & co. (Assert op), `tf.assert_variables_initialized`
-(Rank ops reading the variables) and `tf.Print` (Print op).
+(Rank ops reading the variables), the monotonicity tests `tf.math.is_non_decreasing` / `is_strictly_increasing`
+and `tf.Print` (Print op).
 
 Sits in `ops/` (kernels in kernels/check_kernels.py). As TF 1.15:
 * `tf.Assert(condition, data)` returns an Operation (use it in `tf.control_dependencies` or run it); when the
@@ -19,6 +20,8 @@ Sits in `ops/` (kernels in kernels/check_kernels.py). As TF 1.15:
 * `assert_variables_initialized(var_list=None)`: the rank of each variable (a Rank op that reads it), stacked
   when there are several; running it raises FailedPreconditionError naming the first uninitialized one.
   None when there are no variables.
+* `tf.math.is_non_decreasing(x)` / `is_strictly_increasing(x)`: a bool scalar tensor (no Assert): whether x,
+  flattened, never decreases / always increases (True with fewer than 2 elements).
 * `tf.Print(input_, data, message, first_n, summarize)` is an identity of `input_` that writes
   message + "[v1][v2]..." to stderr each run (only the first `first_n` runs per session when first_n > 0).
 """
@@ -27,7 +30,7 @@ from __future__ import annotations
 __all__ = ["Assert", "Print", "assert_equal", "assert_none_equal", "assert_less", "assert_less_equal",
            "assert_greater", "assert_greater_equal", "assert_positive", "assert_negative", "assert_non_negative",
            "assert_non_positive", "assert_rank", "assert_rank_at_least", "assert_near", "assert_rank_in",
-           "assert_variables_initialized"]
+           "assert_variables_initialized", "is_non_decreasing", "is_strictly_increasing"]
 
 import numpy as np
 
@@ -35,6 +38,8 @@ from .. import dtypes as _dtypes
 from .. import errors
 from ..graph import GraphKeys, Tensor
 from ..default_graph import control_dependencies, get_default_graph, name_scope
+from . import array_ops as _a
+from . import comparison_ops as _c
 from . import math_ops as _m
 from .common import NotDifferentiable, convert_to_tensor, is_tensor_like, make_op, make_tensor, register_gradient, \
     register_op
@@ -261,6 +266,24 @@ def assert_variables_initialized(var_list=None):
         return ranks[0]
     from .join_ops import stack
     return stack(ranks)
+
+
+def _monotone(x, strict, name, default):
+    with name_scope(name, default, [x]):
+        x = _a.reshape(convert_to_tensor(x), [-1])
+        head, tail = x[:-1], x[1:]
+        cmp = _c.less if strict else _c.less_equal
+        return _m.reduce_all(cmp(head, tail))
+
+
+def is_non_decreasing(x, name=None):
+    """`tf.math.is_non_decreasing(x)`: True if x (flattened) never decreases (True when it has < 2 elements)."""
+    return _monotone(x, False, name, "is_non_decreasing")
+
+
+def is_strictly_increasing(x, name=None):
+    """`tf.math.is_strictly_increasing(x)`: True if x (flattened) always increases."""
+    return _monotone(x, True, name, "is_strictly_increasing")
 
 
 def Print(input_, data, message=None, first_n=None, summarize=None, name=None):
