@@ -1,8 +1,9 @@
 """Elementwise math: the ops of ops/elementwise_math_ops.py (trigonometric and hyperbolic functions, expm1, atan2,
 rint) and the composite tf.math / tf.nn functions of elementwise_math_ops and tf1_aliases.py (log_sigmoid,
-scalar_mul, softsign, selu, swish, xlogy, *_no_nan, reduce_variance/std/euclidean_norm, weighted cross-entropy),
-with a few small top-level names (tf.broadcast_to, tf.matrix_transpose, tf.math.is_non_decreasing, ...): forward
-against numpy and TF's documented formulas, gradients by finite differences."""
+scalar_mul, truncatediv, truncatemod, softsign, selu, swish, xlogy, *_no_nan, reduce_variance/std/euclidean_norm,
+weighted cross-entropy), with a few small top-level names (tf.broadcast_to, tf.matrix_transpose,
+tf.math.is_non_decreasing, ...): forward against numpy and TF's documented formulas, gradients by finite
+differences."""
 import math
 
 import numpy as np
@@ -97,3 +98,9 @@ def test_misc_top_level_names():
     assert tf.dimension_value(tf.TensorShape([3, None])[0]) == 3 and tf.dimension_value(5) == 5
     np.testing.assert_allclose(run(tf.nn.relu_layer(tf.constant([[1.0, -2.0]]), tf.constant([[1.0], [1.0]]),
                                                      tf.constant([0.5]))), [[0.0]])
+
+
+def test_truncatediv_and_truncatemod_round_toward_zero():
+    x, y = np.array([7, -7, 7, -7]), np.array([2, 2, -2, -2])
+    np.testing.assert_array_equal(run(tf.truncatediv(x, y)), np.trunc(x / y).astype(int))
+    np.testing.assert_array_equal(run(tf.truncatemod(x, y)), np.fmod(x, y))

@@ -1,5 +1,7 @@
 """Ops that reach outside the graph from the host (ops/host_ops.py): tf.py_func / tf.numpy_function against the
-Python function itself."""
+Python function itself, tf.timestamp against time.time()."""
+import time
+
 import numpy as np
 import pytest
 
@@ -23,3 +25,8 @@ def test_py_func_runs_python_on_the_values():
     bad = tf.py_func(lambda a: 1 / 0, [x], tf.float32)
     with pytest.raises(tf.errors.InvalidArgumentError, match="ZeroDivisionError"):
         run(bad, {x: [1.0]})
+
+
+def test_timestamp_reads_the_clock():
+    before = time.time()
+    assert before - 1 <= run(tf.timestamp()) <= time.time() + 1

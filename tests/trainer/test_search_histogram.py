@@ -1,5 +1,5 @@
-"""tf.searchsorted, tf.unravel_index, tf.histogram_fixed_width(_bins), tf.batch_gather
-(ops/search_histogram_ops.py) and tf.assert_near, tf.assert_rank_in, tf.assert_variables_initialized
+"""tf.searchsorted, tf.unravel_index, tf.histogram_fixed_width(_bins), tf.bincount, tf.confusion_matrix,
+tf.batch_gather (ops/search_histogram_ops.py) and tf.assert_near, tf.assert_rank_in, tf.assert_variables_initialized
 (ops/check_ops.py).
 
 Oracles: numpy (np.searchsorted per row, np.unravel_index, a bin loop written here, fancy indexing), TF 1.15's
@@ -178,3 +178,14 @@ def test_assert_variables_initialized():
             s.run(check)
         s.run(b.initializer)
         assert s.run(check).tolist() == [2, 0]
+
+
+def test_bincount_and_confusion_matrix_match_tf_docs():
+    labels, preds = np.array([1, 2, 4]), np.array([2, 2, 4])
+    ref = np.zeros((5, 5), np.int32)
+    for lb, p in zip(labels, preds, strict=True):
+        ref[lb, p] += 1
+    np.testing.assert_array_equal(run(tf.confusion_matrix(labels, preds)), ref)  # TF docstring's example
+    np.testing.assert_array_equal(run(tf.bincount(tf.constant([1, 1, 3]), minlength=5)), [0, 2, 0, 1, 0])
+    np.testing.assert_allclose(run(tf.bincount(tf.constant([0, 0, 2]), weights=tf.constant([0.5, 1.0, 2.0]))),
+                               [1.5, 0.0, 2.0])

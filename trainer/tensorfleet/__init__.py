@@ -44,7 +44,7 @@ from .ops.host_ops import *  # noqa: F401,F403  (tf.py_func, tf.numpy_function)
 from .ops.shape_ops import *  # noqa: F401,F403  (tf.broadcast_to, ...)
 from .ops.special_math_ops import *  # noqa: F401,F403  (tf.erf, tf.lgamma, ...)
 from .ops.special_random_ops import *  # noqa: F401,F403  (tf.random_gamma, tf.random_poisson)
-from .ops.array_extra_ops import *  # noqa: F401,F403
+from .ops.set_ops import *  # noqa: F401,F403  (tf.unique, tf.unique_with_counts, tf.setdiff1d)
 from .ops.matrix_ops import *  # noqa: F401,F403  (tf.matrix_band_part, tf.matrix_diag, tf.norm, tf.cross, ...)
 from .ops.matrix_decomposition_ops import *  # noqa: F401,F403  (tf.matrix_inverse, tf.cholesky, tf.qr, tf.svd...)
 from .ops.matrix_square_root_op import matrix_square_root  # noqa: F401

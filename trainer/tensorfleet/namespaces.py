@@ -141,9 +141,9 @@ _LINALG.update({  # TF 1.15's tf.linalg names (diag / diag_part are the batched 
 from .ops.matrix_square_root_op import matrix_square_root as _sqrtm  # noqa: E402
 
 _LINALG["sqrtm"] = _sqrtm
-from .ops import array_extra_ops as _ax  # noqa: E402
+from .ops import index_ops as _ix, search_histogram_ops as _sh  # noqa: E402
 
-_MATH.update({name: getattr(_ax, name) for name in ("bincount", "confusion_matrix", "invert_permutation")})
+_MATH.update(bincount=_sh.bincount, confusion_matrix=_sh.confusion_matrix, invert_permutation=_ix.invert_permutation)
 from .ops import special_math_ops as _sm, special_random_ops as _sr  # noqa: E402
 
 _MATH.update({name: getattr(_sm, name) for name in (

@@ -4,7 +4,7 @@ from . import (array_kernels, conv_kernels, core_kernels, math_kernels, nn_kerne
 from . import check_kernels, index_kernels, queue_kernels, scan_sort_kernels  # noqa: F401
 from . import accumulator_kernels  # noqa: F401
 from . import summary_kernels  # noqa: F401
-from . import array_extra_kernels, elementwise_math_kernels, host_kernels, parsing_kernels, sampling_kernels  # noqa: F401
+from . import elementwise_math_kernels, host_kernels, parsing_kernels, sampling_kernels, set_kernels  # noqa: F401
 from . import sequence_parsing_kernels  # noqa: F401
 from . import indexed_slices_kernels  # noqa: F401  (IndexedSlices -> dense)
 from . import scatter_kernels, search_histogram_kernels, segment_kernels  # noqa: F401

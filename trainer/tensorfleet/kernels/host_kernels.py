@@ -1,6 +1,9 @@
-"""Kernels of ops/host_ops.py (CPU only): PyFunc calls the Python function on the host values of its inputs.
+"""Kernels of ops/host_ops.py (CPU only): PyFunc calls the Python function on the host values of its inputs,
+Timestamp reads the clock (time.time()).
 """
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
@@ -47,3 +50,8 @@ def _output(ctx, i, v, dt):
                                                             f"Tout says {dt.name}")
         arr = arr.astype(dt.np_dtype)
     return arr
+
+
+@register_kernel("Timestamp", devices=("CPU",))
+def timestamp(ctx):
+    return np.float64(time.time())

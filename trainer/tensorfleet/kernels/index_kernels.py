@@ -1,14 +1,18 @@
-"""Kernels for ops/index_ops.py (GatherNd, GatherNdGrad, SequenceMask) and BatchMatMulV2 (ops/linalg_ops.py)."""
+"""Kernels for ops/index_ops.py (GatherNd, GatherNdGrad, ScatterNd, InvertPermutation, SequenceMask) and
+BatchMatMulV2 (ops/linalg_ops.py). ScatterNd and InvertPermutation run on the host (CPU, numpy)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as _dtypes
 from .. import errors
 from .backend import to_host
-from .registry import register_kernel
+from .registry import host_inputs, register_kernel
 
-_NO_INT32_ON_GPU = [_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int64, _dtypes.bool_]
+_CPU = ("CPU",)
+
+
+def _bad(ctx, msg):
+    return errors.InvalidArgumentError(None, ctx.op, f"{msg}\n\t [[node {ctx.op.name}]]")
 
 
 def _nd_index(ctx, params_shape, indices):
@@ -61,6 +65,31 @@ def gather_nd_grad(ctx, grad, indices, params):
         xp.add.at(out, index, xp.where(valid, grad, xp.zeros((), dtype=grad.dtype)))
         return out
     xp.add.at(out, _nd_index(ctx, params.shape, indices), grad)
+    return out
+
+
+@host_inputs(0, 2)
+@register_kernel("ScatterNd", devices=_CPU)
+def scatter_nd(ctx, indices, updates, shape):
+    idx, upd = np.asarray(to_host(indices)), np.asarray(to_host(updates))
+    shape = tuple(int(d) for d in np.asarray(to_host(shape)).reshape(-1))
+    k = idx.shape[-1]
+    out = np.zeros(shape, dtype=upd.dtype)
+    flat_idx = idx.reshape(-1, k)
+    for j, row in enumerate(flat_idx):
+        if np.any(row < 0) or np.any(row >= np.array(shape[:k])):
+            raise _bad(ctx, f"indices[{j}] = {row.tolist()} does not index into shape {list(shape)}")
+    np.add.at(out, tuple(flat_idx.T), upd.reshape((flat_idx.shape[0],) + shape[k:]))
+    return out
+
+
+@register_kernel("InvertPermutation", devices=_CPU)
+def invert_permutation(ctx, x):
+    x = np.asarray(to_host(x))
+    if x.ndim != 1 or sorted(x.tolist()) != list(range(x.size)):
+        raise _bad(ctx, f"invert_permutation: {x.tolist()[:10]} is not a permutation of 0..{x.size - 1}")
+    out = np.empty_like(x)
+    out[x] = np.arange(x.size, dtype=x.dtype)
     return out
 
 

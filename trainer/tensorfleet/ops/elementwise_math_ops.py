@@ -1,6 +1,7 @@
 """Elementwise math functions of tf.math / tf.*: the trigonometric and hyperbolic functions (tan, asin, acos, atan,
 atan2, sinh, cosh, asinh, acosh, atanh), expm1 and rint, each an op of its own with TF's gradient (rint has
-none), and the composites log_sigmoid and scalar_mul.
+none), and the composites log_sigmoid, scalar_mul, truncatediv and truncatemod (C's integer division and
+remainder, toward zero).
 
 Sits in `ops/` above arithmetic_ops (add, exp, log, sin, cos & co) and nn_ops (log_sigmoid is -softplus(-x));
 kernels in `kernels/elementwise_math_kernels.py`. The composites get their gradients from the ops they are made
@@ -9,7 +10,7 @@ of.
 from __future__ import annotations
 
 __all__ = ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "atan2", "rint",
-           "log_sigmoid", "scalar_mul"]
+           "log_sigmoid", "scalar_mul", "truncatediv", "truncatemod"]
 
 from ..default_graph import name_scope
 from . import arithmetic_ops as _arith, math_ops as _m
@@ -97,3 +98,16 @@ def scalar_mul(scalar, x, name=None):
         return _m.multiply(convert_to_tensor(scalar, dtype=x.dtype), x)
 
 
+def truncatediv(x, y, name=None):
+    """`tf.truncatediv`: x / y rounded toward zero (C semantics)."""
+    with name_scope(name, "truncatediv", [x, y]):
+        x, y = binary_inputs(x, y, "TruncateDiv")
+        q = _m.floordiv(_m.abs(x), _m.abs(y))
+        return _m.multiply(_m.multiply(_m.sign(x), _m.sign(y)), q)
+
+
+def truncatemod(x, y, name=None):
+    """`tf.truncatemod`: the remainder with the sign of x (C's fmod)."""
+    with name_scope(name, "truncatemod", [x, y]):
+        x, y = binary_inputs(x, y, "TruncateMod")
+        return _m.subtract(x, _m.multiply(truncatediv(x, y), y))

@@ -1,16 +1,17 @@
 """Ops that reach outside the graph from the host: `tf.py_func` / `tf.numpy_function` (op PyFunc: a Python function
-called on the inputs' numpy values when the op runs).
+called on the inputs' numpy values when the op runs) and `tf.timestamp` (op Timestamp: the host's clock, seconds
+since the epoch as float64).
 
 Sits in `ops/`; kernels in `kernels/host_kernels.py` (CPU only). The ops are stateful (never folded or
 deduplicated) and have no gradient.
 """
 from __future__ import annotations
 
-__all__ = ["py_func", "numpy_function"]
+__all__ = ["py_func", "numpy_function", "timestamp"]
 
 from .. import dtypes as _dtypes
-from ..tensor_shape import unknown_shape
-from .common import NotDifferentiable, convert_to_tensor, make_op, register_op
+from ..tensor_shape import TensorShape, unknown_shape
+from .common import NotDifferentiable, convert_to_tensor, make_op, make_tensor, register_op
 
 
 register_op("PyFunc", lambda op: [(dt, unknown_shape()) for dt in op.get_attr("Tout")], stateful=True)
@@ -30,3 +31,12 @@ def py_func(func, inp, Tout, stateful=True, name=None):
 
 def numpy_function(func, inp, Tout, name=None):
     return py_func(func, inp, Tout, name=name)
+
+
+register_op("Timestamp", lambda op: [(_dtypes.float64, TensorShape([]))], stateful=True)
+NotDifferentiable("Timestamp")
+
+
+def timestamp(name=None):
+    """`tf.timestamp`: seconds since the epoch (float64) when the op runs."""
+    return make_tensor("Timestamp", [], name=name, default_name="Timestamp")
