@@ -1,10 +1,10 @@
-"""tf.scatter_mul / div / min / max and tf.scatter_nd_update / add / sub (ops/scatter_ops.py; tf.scatter_update /
-add / sub: test_tf1_extra_ops.py).
+"""Sparse variable updates (ops/scatter_ops.py): tf.scatter_update / add / sub, tf.scatter_mul / div / min / max and
+tf.scatter_nd_update / add / sub.
 
-Oracles: numpy's unbuffered ufunc.at (np.multiply.at, np.minimum.at, ...: every repeated index combines, which
-is TF's documented duplicate rule), Python's integer division truncated toward zero (C's, TF's ScatterDiv on
-integers), TF 1.15's docstring examples verbatim for scatter_nd_*, and the same graphs on fake_cupy's GPU
-compared with numpy.
+Oracles: numpy's fancy assignment and unbuffered ufunc.at (np.add.at, np.multiply.at, ...: every repeated index
+combines, which is TF's documented duplicate rule), Python's integer division truncated toward zero (C's, TF's
+ScatterDiv on integers), TF 1.15's docstring examples verbatim for scatter_nd_*, and the same graphs on fake_cupy's
+GPU compared with numpy.
 """
 import numpy as np
 import pytest
@@ -195,3 +195,29 @@ def test_scatter_steps_under_cuda_graph_replay_fall_back_cleanly_and_match_numpy
             np.testing.assert_allclose(s.run(step, {idx: i, upd: u}), want)
         replay = next(p.replay for k, p in s._plans.items() if step in k[0])
     assert replay is not None and replay.disabled and replay.captures == 0
+
+
+# -- scatter_update / scatter_add / scatter_sub -------------------------------
+def test_scatter_ops_update_the_variable_like_numpy():
+    init = np.arange(12, dtype=np.float32).reshape(4, 3)
+    v = tf.Variable(init)
+    upd = np.ones((2, 3), np.float32) * [[10], [20]]
+    su = tf.scatter_update(v, [3, 1], upd)
+    sa = tf.scatter_add(v, tf.constant([0, 0], tf.int64), upd)
+    ss = tf.scatter_sub(v, [2], [[1, 2, 3]])
+    assert su.op.colocation_groups() == v.op.colocation_groups() and su.shape.as_list() == [4, 3]
+    want = init.copy()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        want[[3, 1]] = upd
+        np.testing.assert_array_equal(sess.run(su), want)
+        np.add.at(want, [0, 0], upd)
+        np.testing.assert_array_equal(sess.run(sa), want)
+        want[2] -= [1, 2, 3]
+        np.testing.assert_array_equal(sess.run(ss), want)
+        np.testing.assert_array_equal(sess.run(v), want)
+        assert sess.run(v).dtype == np.float32
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = 4 is not in \[0, 4\)"):
+            sess.run(tf.scatter_add(v, [0, 4], upd))
+    with pytest.raises(ValueError, match="Dimension 1 in both shapes must be equal, but are 2 and 3"):
+        tf.scatter_update(v, [0], [[1.0, 2.0]])
