@@ -182,3 +182,14 @@ def test_roll_and_meshgrid_match_numpy():
         got = run(tf.meshgrid(a, b, indexing=indexing))
         for g, r in zip(got, np.meshgrid(a, b, indexing=indexing), strict=True):
             np.testing.assert_array_equal(g, r)
+
+
+def test_rank_op_on_an_unknown_rank_placeholder():
+    x = tf.placeholder(tf.float32, None, name="x")
+    r = tf.rank(x)
+    assert r.op.type == "Rank" and r.dtype == tf.int32 and r.shape == ()
+    with tf.Session() as sess:
+        for shape in [(), (3,), (2, 1, 4)]:
+            out = sess.run(r, {x: np.zeros(shape, np.float32)})
+            assert out == np.ndim(np.zeros(shape)) and out.dtype == np.int32
+    assert tf.rank(tf.zeros([2, 3])).op.type == "Const"  # static rank folds to a constant, like TF
