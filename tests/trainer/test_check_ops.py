@@ -1,14 +1,17 @@
 """Run-time checks and printing (ops/check_ops.py): tf.Assert and tf.assert_* (at run time, gating through
-control dependencies, and at graph-build time for constants and known ranks) and tf.Print.
+control dependencies, and at graph-build time for constants and known ranks), tf.assert_near, tf.assert_rank_in,
+tf.assert_variables_initialized and tf.Print.
 
-Oracles: TF 1.15's documented semantics and message formats, and central finite differences (gradcheck) for
-Print's gradient. tf.assert_near / assert_rank_in / assert_variables_initialized: test_search_histogram.py.
+Oracles: TF 1.15's documented semantics, assertion contracts (static ValueError naming the tensor, run-time
+InvalidArgumentError, FailedPreconditionError for an uninitialized variable) and message formats, and central
+finite differences (gradcheck) for Print's gradient.
 """
 import numpy as np
 import pytest
 
 import tensorfleet as tf
 from gradcheck import check_gradients
+from helpers import run
 
 RNG = np.random.default_rng(7)
 
@@ -87,3 +90,51 @@ def test_print_is_an_identity_that_writes_to_stderr_and_its_gradient(capfd):
     check_gradients(lambda t: tf.Print(t, [t], "") * t, [RNG.standard_normal(3)])
 
 
+# -- assert_near / assert_rank_in / assert_variables_initialized -----------------------------------------------
+def test_assert_near_tolerances_and_message():
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    run(tf.assert_near(x, x + 5e-7))  # within 10 * eps(float32) * |y| + 10 * eps
+    run(tf.debugging.assert_near(x, x + 0.05, rtol=0.0, atol=0.1))
+    op = tf.assert_near(x, x + 0.05, message="too far")
+    assert op.type == "Assert" and op.name.startswith("assert_near")
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"too far(.|\n)*x and y not equal to tolerance rtol"):
+        run(op)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        run(tf.assert_near(np.float64(1.0), np.float64(1.0 + 1e-12), rtol=0.0, atol=1e-13))
+    with pytest.raises(ValueError):  # TF: np.finfo of an integer dtype
+        tf.assert_near([1, 2], [1, 2])
+
+
+def test_assert_rank_in_static_and_dynamic():
+    x = tf.constant(np.zeros((2, 3)))
+    assert tf.assert_rank_in(x, [1, 2]).type == "NoOp"
+    with pytest.raises(ValueError, match=r"Tensor Const(_\d+)?:0 must have rank in \(1, 3\).  Received rank 2"):
+        tf.debugging.assert_rank_in(x, (1, 3), message="wanted")
+    p = tf.placeholder(tf.float32)
+    check = tf.assert_rank_in(p, [0, 2])
+    with tf.Session() as s:
+        s.run(check, {p: np.zeros((2, 2))})
+        s.run(check, {p: 1.0})
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"must have rank in(.|\n)*\[2 2 2\]"):
+            s.run(check, {p: np.zeros((2, 2, 2))})
+    with pytest.raises(TypeError, match="must be of type <dtype: 'int32'>"):
+        tf.assert_rank_in(x, [tf.constant(2, tf.int64)])
+    with pytest.raises(ValueError, match="Rank must be a scalar."):
+        tf.assert_rank_in(x, [[2]])
+
+
+def test_assert_variables_initialized():
+    assert tf.assert_variables_initialized() is None
+    a = tf.Variable(np.zeros((2, 3)), name="a")
+    b = tf.Variable(1.0, name="b")
+    check = tf.assert_variables_initialized()
+    only_a = tf.assert_variables_initialized([a])
+    with tf.Session() as s:
+        with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value a"):
+            s.run(only_a)
+        s.run(a.initializer)
+        assert s.run(only_a) == 2
+        with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value b"):
+            s.run(check)
+        s.run(b.initializer)
+        assert s.run(check).tolist() == [2, 0]
