@@ -1,5 +1,5 @@
 """Array ops: reshape/transpose/squeeze/expand_dims, fill/zeros/ones, shape/size/rank, range/linspace,
-concat/stack/unstack/split/tile, eye/diag/einsum: forward vs numpy, static shapes, errors, gradients."""
+concat/stack/unstack/split/tile, roll/meshgrid, eye/diag/einsum: forward vs numpy, static shapes, errors, gradients."""
 import numpy as np
 import pytest
 
@@ -171,3 +171,25 @@ def test_eye_diag_einsum():
         np.testing.assert_allclose(run(tf.einsum(eq, *ops)), ref)
     check_gradients(lambda u, v: tf.einsum("ij,jk->ik", u, v), [a, b])
     check_gradients(lambda u, v: tf.einsum("ij,kj->ikj", u, v), [a, b.T])
+
+
+def test_roll_and_meshgrid_match_numpy():
+    x = np.array([[3.0, 1.0, 2.0], [0.5, -1.0, 4.0]])
+    np.testing.assert_array_equal(run(tf.roll(tf.constant(x), 1, 1)), np.roll(x, 1, 1))
+    np.testing.assert_array_equal(run(tf.roll(tf.constant(x), [-1, 2], [0, 1])), np.roll(x, [-1, 2], [0, 1]))
+    a, b = np.arange(3), np.arange(4) * 10
+    for indexing in ("xy", "ij"):
+        got = run(tf.meshgrid(a, b, indexing=indexing))
+        for g, r in zip(got, np.meshgrid(a, b, indexing=indexing), strict=True):
+            np.testing.assert_array_equal(g, r)
+
+
+def test_rank_op_on_an_unknown_rank_placeholder():
+    x = tf.placeholder(tf.float32, None, name="x")
+    r = tf.rank(x)
+    assert r.op.type == "Rank" and r.dtype == tf.int32 and r.shape == ()
+    with tf.Session() as sess:
+        for shape in [(), (3,), (2, 1, 4)]:
+            out = sess.run(r, {x: np.zeros(shape, np.float32)})
+            assert out == np.ndim(np.zeros(shape)) and out.dtype == np.int32
+    assert tf.rank(tf.zeros([2, 3])).op.type == "Const"  # static rank folds to a constant, like TF

@@ -1,11 +1,8 @@
-"""tf.searchsorted, tf.unravel_index, tf.histogram_fixed_width(_bins), tf.batch_gather
-(ops/search_histogram_ops.py) and tf.assert_near, tf.assert_rank_in, tf.assert_variables_initialized
-(ops/check_extra_ops.py).
+"""tf.searchsorted, tf.unravel_index, tf.histogram_fixed_width(_bins), tf.bincount, tf.confusion_matrix and
+tf.batch_gather (ops/search_histogram_ops.py).
 
 Oracles: numpy (np.searchsorted per row, np.unravel_index, a bin loop written here, fancy indexing), TF 1.15's
-docstring examples verbatim, central finite differences for batch_gather's gradient, and TF's documented
-assertion contracts (static ValueError naming the tensor, run-time InvalidArgumentError, FailedPreconditionError
-for an uninitialized variable).
+docstring examples verbatim, and central finite differences for batch_gather's gradient.
 """
 import numpy as np
 import pytest
@@ -130,51 +127,15 @@ def test_batch_gather_matches_numpy_and_gradient():
         tf.batch_gather(params[0, 0], np.zeros((2, 2, 1), np.int32))
 
 
-# -- assert_near / assert_rank_in / assert_variables_initialized -----------------------------------------------
-def test_assert_near_tolerances_and_message():
-    x = np.array([1.0, 2.0, 3.0], np.float32)
-    run(tf.assert_near(x, x + 5e-7))  # within 10 * eps(float32) * |y| + 10 * eps
-    run(tf.debugging.assert_near(x, x + 0.05, rtol=0.0, atol=0.1))
-    op = tf.assert_near(x, x + 0.05, message="too far")
-    assert op.type == "Assert" and op.name.startswith("assert_near")
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"too far(.|\n)*x and y not equal to tolerance rtol"):
-        run(op)
-    with pytest.raises(tf.errors.InvalidArgumentError):
-        run(tf.assert_near(np.float64(1.0), np.float64(1.0 + 1e-12), rtol=0.0, atol=1e-13))
-    with pytest.raises(ValueError):  # TF: np.finfo of an integer dtype
-        tf.assert_near([1, 2], [1, 2])
+# -- bincount / confusion_matrix ----------------------------------------------------------------------------
 
 
-def test_assert_rank_in_static_and_dynamic():
-    x = tf.constant(np.zeros((2, 3)))
-    assert tf.assert_rank_in(x, [1, 2]).type == "NoOp"
-    with pytest.raises(ValueError, match=r"Tensor Const(_\d+)?:0 must have rank in \(1, 3\).  Received rank 2"):
-        tf.debugging.assert_rank_in(x, (1, 3), message="wanted")
-    p = tf.placeholder(tf.float32)
-    check = tf.assert_rank_in(p, [0, 2])
-    with tf.Session() as s:
-        s.run(check, {p: np.zeros((2, 2))})
-        s.run(check, {p: 1.0})
-        with pytest.raises(tf.errors.InvalidArgumentError, match=r"must have rank in(.|\n)*\[2 2 2\]"):
-            s.run(check, {p: np.zeros((2, 2, 2))})
-    with pytest.raises(TypeError, match="must be of type <dtype: 'int32'>"):
-        tf.assert_rank_in(x, [tf.constant(2, tf.int64)])
-    with pytest.raises(ValueError, match="Rank must be a scalar."):
-        tf.assert_rank_in(x, [[2]])
-
-
-def test_assert_variables_initialized():
-    assert tf.assert_variables_initialized() is None
-    a = tf.Variable(np.zeros((2, 3)), name="a")
-    b = tf.Variable(1.0, name="b")
-    check = tf.assert_variables_initialized()
-    only_a = tf.assert_variables_initialized([a])
-    with tf.Session() as s:
-        with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value a"):
-            s.run(only_a)
-        s.run(a.initializer)
-        assert s.run(only_a) == 2
-        with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value b"):
-            s.run(check)
-        s.run(b.initializer)
-        assert s.run(check).tolist() == [2, 0]
+def test_bincount_and_confusion_matrix_match_tf_docs():
+    labels, preds = np.array([1, 2, 4]), np.array([2, 2, 4])
+    ref = np.zeros((5, 5), np.int32)
+    for lb, p in zip(labels, preds, strict=True):
+        ref[lb, p] += 1
+    np.testing.assert_array_equal(run(tf.confusion_matrix(labels, preds)), ref)  # TF docstring's example
+    np.testing.assert_array_equal(run(tf.bincount(tf.constant([1, 1, 3]), minlength=5)), [0, 2, 0, 1, 0])
+    np.testing.assert_allclose(run(tf.bincount(tf.constant([0, 0, 2]), weights=tf.constant([0.5, 1.0, 2.0]))),
+                               [1.5, 0.0, 2.0])

@@ -39,18 +39,18 @@ from .ops.reader_ops import *  # noqa: F401,F403  (tf.TFRecordReader & co, tf.re
 from .ops.string_ops import *  # noqa: F401,F403
 from .ops.string_ops import print_v2 as print  # noqa: A001  (tf.print)
 from .tf1_aliases import *  # noqa: F401,F403
-from .ops.math_extra_ops import *  # noqa: F401,F403
+from .ops.elementwise_math_ops import *  # noqa: F401,F403  (tf.tan, tf.atan2, tf.expm1, tf.rint, ...)
+from .ops.host_ops import *  # noqa: F401,F403  (tf.py_func, tf.numpy_function)
+from .ops.shape_ops import *  # noqa: F401,F403  (tf.broadcast_to, ...)
 from .ops.special_math_ops import *  # noqa: F401,F403  (tf.erf, tf.lgamma, ...)
 from .ops.special_random_ops import *  # noqa: F401,F403  (tf.random_gamma, tf.random_poisson)
-from .ops.array_extra_ops import *  # noqa: F401,F403
+from .ops.set_ops import *  # noqa: F401,F403  (tf.unique, tf.unique_with_counts, tf.setdiff1d)
 from .ops.matrix_ops import *  # noqa: F401,F403  (tf.matrix_band_part, tf.matrix_diag, tf.norm, tf.cross, ...)
-from .ops.linalg_extra_ops import *  # noqa: F401,F403  (tf.matrix_inverse, tf.cholesky, tf.qr, tf.svd, ...)
+from .ops.matrix_decomposition_ops import *  # noqa: F401,F403  (tf.matrix_inverse, tf.cholesky, tf.qr, tf.svd...)
 from .ops.matrix_square_root_op import matrix_square_root  # noqa: F401
 from .ops.partition_stitch_ops import *  # noqa: F401,F403  (tf.dynamic_partition, tf.dynamic_stitch, ...)
-from .ops.segment_extra_ops import *  # noqa: F401,F403  (tf.segment_max/min/prod and the unsorted ones)
-from .ops.scatter_extra_ops import *  # noqa: F401,F403  (tf.scatter_mul/div/min/max, scatter_nd_*, count_up_to)
+from .ops.segment_ops import *  # noqa: F401,F403  (tf.segment_sum/mean/max/min/prod and the unsorted ones)
 from .ops.search_histogram_ops import *  # noqa: F401,F403  (tf.searchsorted, unravel_index, histograms, ...)
-from .ops.check_extra_ops import *  # noqa: F401,F403  (tf.assert_near, assert_rank_in, ...)
 from .ops.parsing_ops import *  # noqa: F401,F403  (tf.parse_example, tf.FixedLenFeature, ...)
 from .ops.sequence_parsing_ops import FixedLenSequenceFeature, parse_single_sequence_example  # noqa: F401
 from .ops.numerics import *  # noqa: F401,F403  (tf.check_numerics, tf.verify_tensor_all_finite, ...)

@@ -41,7 +41,8 @@ _RANDOM = {
     "shuffle": _r.random_shuffle, "multinomial": _r.multinomial, "set_random_seed": _g.set_random_seed,
 }
 
-_DEBUGGING = {name: getattr(_c, name) for name in _c.__all__ if name.startswith("assert_")}
+_DEBUGGING = {name: getattr(_c, name) for name in _c.__all__  # (tf.assert_variables_initialized: top level only)
+              if name.startswith("assert_") and name != "assert_variables_initialized"}
 _DEBUGGING.update({"Assert": _c.Assert, "is_finite": _m.is_finite, "is_inf": _m.is_inf, "is_nan": _m.is_nan})
 _DEBUGGING.update({"check_numerics": _nu.check_numerics, "assert_all_finite": _nu.verify_tensor_all_finite})
 
@@ -115,46 +116,43 @@ graph_util = _module("graph_util", {
     "extract_sub_graph": _graph_io.extract_sub_graph, "import_graph_def": _graph_io.import_graph_def},
     "`tf.graph_util`: freezing and subgraphs of GraphDefs (graph_io.py).")
 from . import tf1_aliases as _al  # noqa: E402
-from .ops import math_extra_ops as _mx  # noqa: E402
+from .ops import elementwise_math_ops as _em  # noqa: E402
 
-_MATH.update({name: getattr(_mx, name) for name in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
-                                                    "atanh", "expm1", "atan2", "rint", "log_sigmoid",
-                                                    "is_non_decreasing", "is_strictly_increasing")})
+_MATH.update({name: getattr(_em, name) for name in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+                                                    "atanh", "expm1", "atan2", "rint", "log_sigmoid")})
+_MATH.update(is_non_decreasing=_c.is_non_decreasing, is_strictly_increasing=_c.is_strictly_increasing)
 _MATH.update(_al.MATH_EXTRAS)
-from .ops import candidate_sampling_ops as _cs, nn_extra_ops as _nx  # noqa: E402
+from .ops import candidate_sampling_ops as _cs, conv_composite as _cc, nn_composite as _nc  # noqa: E402
 
-for _name, _fn in (list(_al.NN_EXTRAS.items()) + [(n, getattr(_nx, n)) for n in _nx.__all__]
-                   + [(n, getattr(_cs, n)) for n in _cs.__all__]):
+for _name, _fn in (list(_al.NN_EXTRAS.items()) + [(n, getattr(_cc, n)) for n in _cc.__all__]
+                   + [(n, getattr(_nc, n)) for n in _nc.__all__] + [(n, getattr(_cs, n)) for n in _cs.__all__]):
     setattr(_nn, _name, _fn)
-_LINALG["matrix_transpose"] = _LINALG["transpose"] = _mx.matrix_transpose  # tf.linalg.transpose: the last two dims
-from .ops import linalg_extra_ops as _le, matrix_ops as _mo  # noqa: E402
+from .ops import matrix_decomposition_ops as _md, matrix_ops as _mo  # noqa: E402
 
+_LINALG["matrix_transpose"] = _LINALG["transpose"] = _mo.matrix_transpose  # tf.linalg.transpose: the last two dims
 _LINALG.update({  # TF 1.15's tf.linalg names (diag / diag_part are the batched matrix_diag / matrix_diag_part)
-    "inv": _le.matrix_inverse, "det": _le.matrix_determinant, "slogdet": _le.slogdet, "logdet": _le.logdet,
-    "cholesky": _le.cholesky, "cholesky_solve": _le.cholesky_solve, "qr": _le.qr, "svd": _le.svd,
-    "solve": _le.matrix_solve, "triangular_solve": _le.matrix_triangular_solve, "band_part": _mo.matrix_band_part,
+    "inv": _md.matrix_inverse, "det": _md.matrix_determinant, "slogdet": _md.slogdet, "logdet": _md.logdet,
+    "cholesky": _md.cholesky, "cholesky_solve": _md.cholesky_solve, "qr": _md.qr, "svd": _md.svd,
+    "solve": _md.matrix_solve, "triangular_solve": _md.matrix_triangular_solve, "band_part": _mo.matrix_band_part,
     "diag": _mo.matrix_diag, "diag_part": _mo.matrix_diag_part, "set_diag": _mo.matrix_set_diag,
-    "norm": _mo.norm, "cross": _mo.cross, "adjoint": _mo.adjoint, "eigh": _le.self_adjoint_eig,
-    "eigvalsh": _le.self_adjoint_eigvals, "lstsq": _le.matrix_solve_ls,
+    "norm": _mo.norm, "cross": _mo.cross, "adjoint": _mo.adjoint, "eigh": _md.self_adjoint_eig,
+    "eigvalsh": _md.self_adjoint_eigvals, "lstsq": _md.matrix_solve_ls,
     "matvec": _mo.matvec, "l2_normalize": _nn.l2_normalize})
 from .ops.matrix_square_root_op import matrix_square_root as _sqrtm  # noqa: E402
 
 _LINALG["sqrtm"] = _sqrtm
-from .ops import array_extra_ops as _ax  # noqa: E402
+from .ops import index_ops as _ix, search_histogram_ops as _sh  # noqa: E402
 
-_MATH.update({name: getattr(_ax, name) for name in (
-    "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n", "segment_sum", "segment_mean",
-    "bincount", "confusion_matrix", "invert_permutation")})
+_MATH.update(bincount=_sh.bincount, confusion_matrix=_sh.confusion_matrix, invert_permutation=_ix.invert_permutation)
 from .ops import special_math_ops as _sm, special_random_ops as _sr  # noqa: E402
 
 _MATH.update({name: getattr(_sm, name) for name in (
     "erf", "erfc", "lgamma", "digamma", "polygamma", "igamma", "igammac", "betainc", "lbeta", "zeta", "bessel_i0",
     "bessel_i0e", "bessel_i1", "bessel_i1e", "cumulative_logsumexp", "nextafter", "polyval")})
 _RANDOM.update({"gamma": _sr.random_gamma, "poisson": _sr.random_poisson})
-from .ops import check_extra_ops as _cx, segment_extra_ops as _sx  # noqa: E402
+from .ops import segment_ops as _sx  # noqa: E402
 
 _MATH.update({name: getattr(_sx, name) for name in _sx.__all__})
-_DEBUGGING.update(assert_near=_cx.assert_near, assert_rank_in=_cx.assert_rank_in)
 math = _module("math", _MATH, "`tf.math`: TF 1.15's math namespace (re-exported functions).")
 random = _module("random", _RANDOM, "`tf.random`: TF 1.15's random namespace (re-exported functions).")
 debugging = _module("debugging", _DEBUGGING, "`tf.debugging`: assertions (re-exported from ops/check_ops).")

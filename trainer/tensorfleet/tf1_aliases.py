@@ -333,12 +333,12 @@ def parallel_stack(values, name="parallel_stack"):
 
 
 def space_to_depth(input, block_size, name=None, data_format="NHWC"):
-    from .ops.nn_extra_ops import space_to_depth as _s2d
+    from .ops.nn_composite import space_to_depth as _s2d
     return _s2d(input, block_size, name=name, data_format=data_format)
 
 
 def depth_to_space(input, block_size, name=None, data_format="NHWC"):
-    from .ops.nn_extra_ops import depth_to_space as _d2s
+    from .ops.nn_composite import depth_to_space as _d2s
     return _d2s(input, block_size, name=name, data_format=data_format)
 
 

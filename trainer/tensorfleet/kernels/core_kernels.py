@@ -1,4 +1,4 @@
-"""Kernels for the core ops: constants, placeholders, variables/assign, arithmetic, matmul, sums.
+"""Kernels for the core ops: constants, placeholders, variables/assign/count_up_to, arithmetic, matmul, sums.
 
 Written once against `ctx.xp` so the same code runs on numpy (CPU) and cupy (GPU).
 """
@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes as _dtypes
 from .. import errors
+from .backend import to_host
 from .math_kernels import broadcast, fast_sum, keepdims_shape
 from .ownership import owns
 from .registry import host_inputs, register_kernel
@@ -127,6 +128,22 @@ def initialized_value(ctx, initial):
 @register_kernel("IsVariableInitialized")
 def is_variable_initialized(ctx):
     return np.bool_(ctx.attrs["var"].name in ctx.resources.variables)
+
+
+@register_kernel("CountUpTo", devices=("CPU",))
+def count_up_to(ctx):
+    name = ctx.attrs["var"].name
+    limit = ctx.attrs["limit"]
+    with ctx.resources.lock:
+        old = np.asarray(to_host(ctx.resources.read(name, ctx.op.name)))
+        if old.ndim != 0:
+            shape = "[" + ",".join(str(int(d)) for d in old.shape) + "]"
+            raise errors.InvalidArgumentError(None, ctx.op,
+                                              f"input is not a scalar: {shape}\n\t [[node {ctx.op.name}]]")
+        if old >= limit:
+            raise errors.OutOfRangeError(None, ctx.op, f"Reached limit of {limit}\n\t [[node {ctx.op.name}]]")
+        ctx.resources.store(name, np.asarray(old + 1, dtype=old.dtype))
+        return np.array(old, copy=True)
 
 
 # -- arithmetic ---------------------------------------------------------------

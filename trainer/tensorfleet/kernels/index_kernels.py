@@ -1,15 +1,18 @@
-"""Kernels for ops/index_ops.py (GatherNd, GatherNdGrad, SequenceMask), ops/scatter_ops.py (ScatterUpdate/Add/Sub)
-and BatchMatMulV2 (ops/linalg_ops.py)."""
+"""Kernels for ops/index_ops.py (GatherNd, GatherNdGrad, ScatterNd, InvertPermutation, SequenceMask) and
+BatchMatMulV2 (ops/linalg_ops.py). ScatterNd and InvertPermutation run on the host (CPU, numpy)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes as _dtypes
 from .. import errors
 from .backend import to_host
-from .registry import register_kernel
+from .registry import host_inputs, register_kernel
 
-_NO_INT32_ON_GPU = [_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int64, _dtypes.bool_]
+_CPU = ("CPU",)
+
+
+def _bad(ctx, msg):
+    return errors.InvalidArgumentError(None, ctx.op, f"{msg}\n\t [[node {ctx.op.name}]]")
 
 
 def _nd_index(ctx, params_shape, indices):
@@ -65,6 +68,31 @@ def gather_nd_grad(ctx, grad, indices, params):
     return out
 
 
+@host_inputs(0, 2)
+@register_kernel("ScatterNd", devices=_CPU)
+def scatter_nd(ctx, indices, updates, shape):
+    idx, upd = np.asarray(to_host(indices)), np.asarray(to_host(updates))
+    shape = tuple(int(d) for d in np.asarray(to_host(shape)).reshape(-1))
+    k = idx.shape[-1]
+    out = np.zeros(shape, dtype=upd.dtype)
+    flat_idx = idx.reshape(-1, k)
+    for j, row in enumerate(flat_idx):
+        if np.any(row < 0) or np.any(row >= np.array(shape[:k])):
+            raise _bad(ctx, f"indices[{j}] = {row.tolist()} does not index into shape {list(shape)}")
+    np.add.at(out, tuple(flat_idx.T), upd.reshape((flat_idx.shape[0],) + shape[k:]))
+    return out
+
+
+@register_kernel("InvertPermutation", devices=_CPU)
+def invert_permutation(ctx, x):
+    x = np.asarray(to_host(x))
+    if x.ndim != 1 or sorted(x.tolist()) != list(range(x.size)):
+        raise _bad(ctx, f"invert_permutation: {x.tolist()[:10]} is not a permutation of 0..{x.size - 1}")
+    out = np.empty_like(x)
+    out[x] = np.arange(x.size, dtype=x.dtype)
+    return out
+
+
 @register_kernel("SequenceMask")
 def sequence_mask(ctx, lengths, maxlen=None):
     xp = ctx.xp
@@ -72,50 +100,6 @@ def sequence_mask(ctx, lengths, maxlen=None):
     if n < 0:
         raise errors.InvalidArgumentError(None, ctx.op, f"maxlen must be non-negative, got {n}")
     return xp.arange(n) < lengths[..., None]
-
-
-def _scatter(ctx, indices, updates, mode):
-    xp = ctx.xp
-    name = ctx.attrs["var"].name
-    with ctx.resources.lock:
-        old = ctx.resources.read(name, ctx.op.name)
-        n = old.shape[0]
-        if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n):
-            host = to_host(indices)
-            pos = np.argwhere((host < 0) | (host >= n))[0]
-            raise errors.InvalidArgumentError(None, ctx.op, f"indices[{','.join(map(str, pos))}] = "
-                                                            f"{int(host[tuple(pos)])} is not in [0, {n})")
-        del old
-        new = ctx.resources.exclusive(name)  # the store's own array when nothing else holds it: in place
-        if new is None:
-            new = xp.array(ctx.resources.read(name, ctx.op.name), copy=True)
-        updates = updates.astype(new.dtype, copy=False)
-        if mode == "update":
-            new[indices] = updates
-        elif mode == "add" or xp is not np:  # cupy's ufunc.at supports add only: add the negated updates
-            xp.add.at(new, indices, updates if mode == "add" else -updates)
-        else:
-            xp.subtract.at(new, indices, updates)
-        ctx.resources.store(name, new)
-        return new
-
-
-@register_kernel("ScatterUpdate", devices=("CPU",))
-@register_kernel("ScatterUpdate", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
-def scatter_update(ctx, indices, updates):
-    return _scatter(ctx, indices, updates, "update")
-
-
-@register_kernel("ScatterAdd", devices=("CPU",))
-@register_kernel("ScatterAdd", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
-def scatter_add(ctx, indices, updates):
-    return _scatter(ctx, indices, updates, "add")
-
-
-@register_kernel("ScatterSub", devices=("CPU",))
-@register_kernel("ScatterSub", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
-def scatter_sub(ctx, indices, updates):
-    return _scatter(ctx, indices, updates, "sub")
 
 
 @register_kernel("BatchMatMulV2")

@@ -1,5 +1,5 @@
-"""Kernels of ops/linalg_extra_ops.py and ops/matrix_ops.py: inverse, determinants, Cholesky, QR, SVD, solves,
-band parts, batched diagonals and cross products.
+"""Kernels of ops/matrix_decomposition_ops.py and ops/matrix_ops.py: inverse, determinants, Cholesky, QR, SVD,
+solves, band parts, batched diagonals and cross products.
 
 Written against `ctx.xp`: numpy.linalg on the CPU, cupy.linalg on a GPU (both batched over leading
 dimensions). half inputs are computed in float32 and cast back (LAPACK has no half). A LinAlgError (singular

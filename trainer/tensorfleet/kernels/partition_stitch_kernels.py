@@ -1,6 +1,6 @@
 """CPU kernels of DynamicPartition, DynamicStitch and ParallelDynamicStitch (ops: `ops/partition_stitch_ops.py`).
 
-Host numpy, like the other index-shuffling kernels (array_extra_kernels.py). Bad input raises
+Host numpy, like the other index-shuffling kernels (index_kernels.py's ScatterNd, set_kernels.py). Bad input raises
 InvalidArgumentError with TF's wording, naming the node.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Kernels of ops/search_histogram_ops.py (CPU, host numpy): LowerBound, UpperBound, UnravelIndex,
-HistogramFixedWidth. Checks and messages are TF 1.15's, each naming the node."""
+HistogramFixedWidth, Bincount. Checks and messages are TF 1.15's, each naming the node."""
 from __future__ import annotations
 
 import numpy as np
@@ -73,3 +73,20 @@ def histogram_fixed_width(ctx, values, value_range, nbins):
     shifted = (np.maximum(vals.reshape(-1), lo) - lo).astype(np.float64)
     bins = np.minimum(shifted / step, float(n - 1)).astype(np.int64)
     return np.bincount(bins, minlength=n)[:n].astype(ctx.op.attrs["dtype"].np_dtype)
+
+
+@register_kernel("Bincount", devices=_CPU)
+def bincount(ctx, arr, weights):
+    arr = np.asarray(to_host(arr)).reshape(-1)
+    if arr.size and arr.min() < 0:
+        raise _bad(ctx, f"bincount: input contains a negative value ({int(arr.min())})")
+    a = ctx.op.attrs
+    n = int(arr.max()) + 1 if arr.size else 0
+    n = max(n, a["minlength"] or 0)
+    if a["maxlength"] is not None:
+        n = min(n, a["maxlength"])
+        keep = arr < n
+        arr = arr[keep]
+        weights = np.asarray(to_host(weights)).reshape(-1)[keep] if np.size(weights) > 1 else weights
+    w = None if np.size(weights) <= 1 and a["unweighted"] else np.asarray(to_host(weights)).reshape(-1)
+    return np.bincount(arr, weights=w, minlength=n)[:n].astype(a["dtype"].np_dtype)

@@ -7,7 +7,7 @@ convolutions use them under their own scope and variable names.
 """
 from __future__ import annotations
 
-from ..ops import array_ops, conv_ops, init_ops, join_ops, nn_extra_ops, nn_impl
+from ..ops import array_ops, conv_composite, conv_ops, init_ops, join_ops, nn_impl
 from .base import (Layer, activate, activity_regularize, float_inputs, fmt1d, layer_scope, pair, tf_format,
                    tf_padding, weight)
 
@@ -136,7 +136,7 @@ def conv1d(inputs, filters, kernel_size, strides=1, padding="valid", data_format
         kernel = weight("kernel", [k, in_ch, int(filters)], x.dtype,
                         kernel_initializer or init_ops.glorot_uniform_initializer(), trainable, kernel_regularizer,
                         kernel_constraint)
-        out = nn_extra_ops.conv1d(x, kernel, stride=strides, padding=padding.upper(), data_format=fmt,
+        out = conv_composite.conv1d(x, kernel, stride=strides, padding=padding.upper(), data_format=fmt,
                                   dilations=dilation_rate)
         out, _ = _bias(out, int(filters), x.dtype, use_bias, bias_initializer, trainable, bias_regularizer,
                        bias_constraint, fmt)
@@ -166,7 +166,7 @@ def separable_conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="vali
                            trainable, depthwise_regularizer, depthwise_constraint)
         pointwise = weight("pointwise_kernel", [1, 1, in_ch * dm, filters], x.dtype, pointwise_initializer or init(),
                            trainable, pointwise_regularizer, pointwise_constraint)
-        out = nn_extra_ops.separable_conv2d(x, depthwise, pointwise, [1, sh, sw, 1], padding.upper(),
+        out = conv_composite.separable_conv2d(x, depthwise, pointwise, [1, sh, sw, 1], padding.upper(),
                                             rate=pair(dilation_rate, "dilation_rate"))
         out, _ = _bias(out, filters, x.dtype, use_bias, bias_initializer, trainable, bias_regularizer,
                        bias_constraint, "NHWC")

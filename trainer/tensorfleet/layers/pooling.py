@@ -5,7 +5,7 @@ op is `max_pooling2d/MaxPool`.
 """
 from __future__ import annotations
 
-from ..ops import conv_ops, nn_extra_ops
+from ..ops import conv_composite, conv_ops
 from .base import NoWeightsLayer, float_inputs, fmt1d, layer_scope, pair, tf_format, tf_padding
 
 __all__ = ["max_pooling2d", "average_pooling2d", "max_pooling1d", "average_pooling1d", "MaxPooling2D",
@@ -38,12 +38,12 @@ def _pool1d(fn, default_name, inputs, pool_size, strides, padding, data_format, 
 
 def max_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
     """`tf.layers.max_pooling1d`."""
-    return _pool1d(nn_extra_ops.max_pool1d, "max_pooling1d", inputs, pool_size, strides, padding, data_format, name)
+    return _pool1d(conv_composite.max_pool1d, "max_pooling1d", inputs, pool_size, strides, padding, data_format, name)
 
 
 def average_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
     """`tf.layers.average_pooling1d`."""
-    return _pool1d(nn_extra_ops.avg_pool1d, "average_pooling1d", inputs, pool_size, strides, padding, data_format,
+    return _pool1d(conv_composite.avg_pool1d, "average_pooling1d", inputs, pool_size, strides, padding, data_format,
                    name)
 
 

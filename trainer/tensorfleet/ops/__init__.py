@@ -10,4 +10,4 @@ from . import summary_ops  # noqa: F401
 from . import autopacking  # noqa: F401  (convert_to_tensor packs lists holding tensors)
 from . import image_codec_ops, image_resize_ops  # noqa: F401  (tf.image's ops)
 from . import reader_ops  # noqa: F401
-from . import check_extra_ops, scatter_extra_ops, search_histogram_ops, segment_extra_ops  # noqa: F401
+from . import search_histogram_ops, segment_ops  # noqa: F401

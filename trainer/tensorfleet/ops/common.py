@@ -11,6 +11,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .. import default_graph as _graph_mod
+from .. import dtypes as _dtypes
 from ..graph import Operation, Tensor
 from ..default_graph import convert_to_tensor, get_default_graph
 from ..op_registry import NotDifferentiable, register_gradient, register_op  # noqa: F401  (re-export)
@@ -20,7 +21,8 @@ __all__ = [
     "make_op", "make_tensor", "binary_inputs", "is_tensor_like", "unchanged_shape", "broadcast_shape",
     "broadcast_binary",
     "scalar_shape", "static_value", "register_op", "register_gradient", "NotDifferentiable",
-    "convert_to_tensor", "TensorShape", "unknown_shape", "as_shape", "reduced_shape",
+    "convert_to_tensor", "TensorShape", "unknown_shape", "as_shape", "reduced_shape", "check_dtype", "INDEX_TYPES",
+    "REAL_TYPES", "NUMBER_TYPES",
 ]
 
 
@@ -135,3 +137,17 @@ def static_value(t: Tensor):
     if isinstance(t, Tensor) and t.op.type == "Const":
         return t.op.get_attr("value")
     return None
+
+
+# -- TF's op-def dtype lists and check ----------------------------------------
+INDEX_TYPES = (_dtypes.int32, _dtypes.int64)
+REAL_TYPES = (_dtypes.float32, _dtypes.float64, _dtypes.int32, _dtypes.uint8, _dtypes.int16, _dtypes.int8,
+              _dtypes.int64, _dtypes.uint16, _dtypes.float16, _dtypes.uint32, _dtypes.uint64)
+NUMBER_TYPES = REAL_TYPES + (_dtypes.complex64, _dtypes.complex128)
+
+
+def check_dtype(param: str, t, allowed) -> None:
+    """TF's op-def check of an input's dtype: TypeError naming the parameter and the allowed types."""
+    if t.dtype.base_dtype not in allowed:
+        raise TypeError(f"Value passed to parameter '{param}' has DataType {t.dtype.name} not in list of allowed "
+                        f"values: {', '.join(d.name for d in allowed)}")

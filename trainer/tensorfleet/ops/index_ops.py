@@ -1,14 +1,19 @@
-"""Index-based array ops: `tf.gather_nd` (GatherNd, gradient GatherNdGrad) and `tf.sequence_mask` (SequenceMask).
+"""Index-based array ops: `tf.gather_nd` (GatherNd, gradient GatherNdGrad), its inverse `tf.scatter_nd` (ScatterNd,
+gradient a gather_nd) with the composites `tf.tensor_scatter_nd_add/sub/update`, `tf.invert_permutation`
+(InvertPermutation) and `tf.sequence_mask` (SequenceMask).
 
 Sits in `ops/` beside slicing_ops; kernels in kernels/index_kernels.py. Out-of-range indices raise
 InvalidArgumentError at run time, with TF's message.
 """
 from __future__ import annotations
 
-__all__ = ["gather_nd", "sequence_mask"]
+__all__ = ["gather_nd", "scatter_nd", "tensor_scatter_nd_add", "tensor_scatter_nd_sub", "tensor_scatter_nd_update",
+           "tensor_scatter_add", "tensor_scatter_sub", "tensor_scatter_update", "invert_permutation", "sequence_mask"]
 
 from .. import dtypes as _dtypes
 from ..default_graph import name_scope
+from . import array_ops as _a
+from . import math_ops as _m
 from .common import (NotDifferentiable, TensorShape, convert_to_tensor, make_tensor, register_gradient, register_op,
                      unknown_shape)
 from .shape_util import constant_value
@@ -57,6 +62,63 @@ def _gather_nd_grad(op, grad):
 @register_gradient("GatherNdGrad")
 def _gather_nd_grad_grad(op, grad):
     return [gather_nd(grad, op.inputs[1]), None, None]
+
+
+# -- ScatterNd, tensor_scatter_nd_* -------------------------------------------
+def _scatter_nd_shape(op):
+    v = constant_value(op.inputs[2])
+    return [(op.inputs[1].dtype, TensorShape([int(d) for d in v]) if v is not None else unknown_shape())]
+
+
+register_op("ScatterNd", _scatter_nd_shape)
+
+
+@register_gradient("ScatterNd")
+def _scatter_nd_grad(op, grad):
+    return [None, gather_nd(grad, op.inputs[0]), None]
+
+
+def scatter_nd(indices, updates, shape, name=None):
+    """`tf.scatter_nd`: zeros of `shape` with `updates` added at `indices` (duplicates sum)."""
+    updates = convert_to_tensor(updates)
+    idx = convert_to_tensor(indices)
+    return make_tensor("ScatterNd", [idx, updates, convert_to_tensor(shape, dtype=idx.dtype)], name=name,
+                       default_name="ScatterNd")
+
+
+def tensor_scatter_nd_add(tensor, indices, updates, name=None):
+    """`tf.tensor_scatter_nd_add`: a copy of `tensor` with updates added at indices."""
+    with name_scope(name, "TensorScatterAdd", [tensor, indices, updates]):
+        t = convert_to_tensor(tensor)
+        return _m.add(t, scatter_nd(indices, convert_to_tensor(updates, dtype=t.dtype), _a.shape(t)))
+
+
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    with name_scope(name, "TensorScatterSub", [tensor, indices, updates]):
+        t = convert_to_tensor(tensor)
+        return _m.subtract(t, scatter_nd(indices, convert_to_tensor(updates, dtype=t.dtype), _a.shape(t)))
+
+
+def tensor_scatter_nd_update(tensor, indices, updates, name=None):
+    """`tf.tensor_scatter_nd_update`: a copy of `tensor` with the slices at indices replaced (unique indices)."""
+    with name_scope(name, "TensorScatterUpdate", [tensor, indices, updates]):
+        t = convert_to_tensor(tensor)
+        u = convert_to_tensor(updates, dtype=t.dtype)
+        hit = scatter_nd(indices, _a.ones_like(u), _a.shape(t))
+        return _m.add(_m.multiply(t, _m.subtract(_a.ones_like(t), hit)), scatter_nd(indices, u, _a.shape(t)))
+
+
+tensor_scatter_add, tensor_scatter_sub, tensor_scatter_update = (tensor_scatter_nd_add, tensor_scatter_nd_sub,
+                                                                 tensor_scatter_nd_update)
+
+
+# -- InvertPermutation --------------------------------------------------------
+register_op("InvertPermutation", lambda op: [(op.inputs[0].dtype, op.inputs[0].shape)])
+NotDifferentiable("InvertPermutation")
+
+
+def invert_permutation(x, name=None):
+    return make_tensor("InvertPermutation", [convert_to_tensor(x)], name=name, default_name="InvertPermutation")
 
 
 # -- SequenceMask -------------------------------------------------------------

@@ -12,7 +12,7 @@ from .. import dtypes as _dtypes
 from ..default_graph import register_tensor_conversion_function
 from ..indexed_slices import IndexedSlices
 from ..tensor_shape import TensorShape, unknown_shape
-from . import array_extra_ops, array_ops, join_ops, math_ops
+from . import array_ops, join_ops, math_ops, segment_ops, set_ops
 from .common import convert_to_tensor, make_tensor, register_gradient, register_op
 from .shape_util import constant_value
 from .slicing_ops import gather
@@ -72,8 +72,8 @@ def add_indexed_slices(slices: list) -> IndexedSlices:
 
 def deduplicate(slices: IndexedSlices) -> IndexedSlices:
     """Each index once, its rows summed (TF's `_deduplicate_indexed_slices`)."""
-    unique_indices, positions = array_extra_ops.unique(slices.indices)
-    summed = array_extra_ops.unsorted_segment_sum(slices.values, positions, array_ops.shape(unique_indices)[0])
+    unique_indices, positions = set_ops.unique(slices.indices)
+    summed = segment_ops.unsorted_segment_sum(slices.values, positions, array_ops.shape(unique_indices)[0])
     return slices.with_values(summed, unique_indices)
 
 

@@ -1,11 +1,15 @@
-"""Join/split ops: concat, stack, unstack, split, tile.
+"""Join/split ops: concat, stack, unstack, split, tile, and the composites built on them: roll (the two parts of
+each rolled axis joined in the other order; static shifts) and meshgrid (vectors broadcast into grids).
 
 Sits in `ops/` beside `array_ops` (re-exported from there); kernels in `kernels/array_kernels.py`.
 """
 from __future__ import annotations
 
-__all__ = ["concat", "stack", "unstack", "split", "tile"]
+__all__ = ["concat", "stack", "unstack", "split", "tile", "roll", "meshgrid"]
 
+import numpy as np
+
+from ..default_graph import name_scope
 from . import computed_bounds_ops as _bounds
 from .common import (TensorShape, convert_to_tensor, is_tensor_like, make_op, make_tensor, register_gradient,
                      register_op, unknown_shape)
@@ -252,3 +256,44 @@ def _tile_grad_grad(op, grad):
     return [make_tensor("Tile", [grad] + extra, dict(op.attrs), name="Tile"), None] + [None] * len(extra)
 
 
+# -- roll, meshgrid (composites) ----------------------------------------------
+def roll(input, shift, axis, name=None):
+    """`tf.roll` with static shifts: elements leaving one end come back at the other (numpy's np.roll)."""
+    with name_scope(name, "Roll", [input]):
+        x = convert_to_tensor(input)
+        shifts, axes = np.atleast_1d(shift).tolist(), np.atleast_1d(axis).tolist()
+        for s, ax in zip(shifts, axes, strict=True):
+            n = x.shape.as_list()[ax]
+            if n is None:
+                raise ValueError("roll: the rolled dimensions must be known")
+            s = int(s) % n
+            if s:
+                begin = [slice(None)] * x.shape.ndims
+                head, tail = list(begin), list(begin)
+                head[ax], tail[ax] = slice(n - s, None), slice(None, n - s)
+                x = concat([x[tuple(head)], x[tuple(tail)]], ax)
+        return x
+
+
+def meshgrid(*args, **kwargs):
+    """`tf.meshgrid(*vectors, indexing='xy')`, as numpy.meshgrid."""
+    from . import array_ops as _a, math_ops as _m  # late: array_ops imports this module
+    indexing = kwargs.pop("indexing", "xy")
+    name = kwargs.pop("name", "meshgrid")
+    if kwargs:
+        raise TypeError(f"meshgrid got unexpected keyword arguments {sorted(kwargs)}")
+    if indexing not in ("xy", "ij"):
+        raise ValueError("indexing parameter must be either 'xy' or 'ij'")
+    with name_scope(name, "meshgrid", args):
+        vecs = [_a.reshape(convert_to_tensor(v), [-1]) for v in args]
+        n = len(vecs)
+        shapes = [_a.size(v) for v in vecs]
+        if indexing == "xy" and n > 1:
+            shapes[0], shapes[1] = shapes[1], shapes[0]
+        out = []
+        for i, v in enumerate(vecs):
+            axis = (1 - i if i < 2 else i) if indexing == "xy" and n > 1 else i
+            shape = [1] * n
+            shape[axis] = -1
+            out.append(_m.add(_a.reshape(v, shape), _a.zeros(_a.stack(shapes), dtype=v.dtype)))
+        return out

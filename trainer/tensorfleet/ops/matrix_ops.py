@@ -1,13 +1,14 @@
 """Batched matrix structure ops of TF 1.15: matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag,
-cross, and the composites norm, adjoint and a batched trace -- each over the last two (cross: last) dimensions,
-with leading batch dimensions.
+cross, and the composites norm, matrix_transpose, adjoint and a batched trace -- each over the last two (cross:
+last) dimensions, with leading batch dimensions.
 
-Sits in `ops/` beside `linalg_ops` (tf.diag & co) and under `linalg_extra_ops` (the decompositions, whose
+Sits in `ops/` beside `linalg_ops` (tf.diag & co) and under `matrix_decomposition_ops` (the decompositions, whose
 gradients use these); kernels in `kernels/linalg_kernels.py`. Gradients are TF's (array_grad.py, math_grad.py).
 """
 from __future__ import annotations
 
-__all__ = ["matrix_band_part", "matrix_diag", "matrix_diag_part", "matrix_set_diag", "cross", "norm"]
+__all__ = ["matrix_band_part", "matrix_diag", "matrix_diag_part", "matrix_set_diag", "cross", "norm",
+           "matrix_transpose"]
 
 import numpy as np
 
@@ -193,6 +194,16 @@ def _cross_grad(op, grad):
 
 
 # -- composites -------------------------------------------------------------------------------------------------
+def matrix_transpose(a, name="matrix_transpose", conjugate=False):
+    """`tf.matrix_transpose` / `tf.linalg.matrix_transpose`: swaps the last two dimensions."""
+    with name_scope(name, "matrix_transpose", [a]):
+        a = convert_to_tensor(a)
+        n = a.shape.ndims
+        if n is None or n < 2:
+            raise ValueError(f"Argument 'a' should be a (batch) matrix, with rank >= 2.  Found: {a.shape}")
+        return _a.transpose(a, list(range(n - 2)) + [n - 1, n - 2])
+
+
 def adjoint(matrix, name=None):
     """`tf.linalg.adjoint`: the conjugate transpose of each innermost matrix (the transpose for real dtypes)."""
     with name_scope(name, "adjoint", [matrix]):
@@ -274,7 +285,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims
 
 
 def _matrix_2_norm(x, axis):
-    from .linalg_extra_ops import svd  # late: linalg_extra_ops imports this module
+    from .matrix_decomposition_ops import svd  # late: matrix_decomposition_ops imports this module
     rank = x.shape.ndims
     if rank is None:
         raise ValueError("norm: ord=2 over a pair of axes needs a known rank")

@@ -1,8 +1,8 @@
 """`tf.matrix_square_root` / `tf.linalg.sqrtm`: the principal square root of each innermost square matrix, with
 TF's gradient (the Sylvester equation R dR + dR R = dA, solved as a Kronecker-product linear system).
 
-Sits in `ops/` above `linalg_extra_ops` (its gradient solves with matrix_solve); the kernel, CPU only as TF's,
-is in `kernels/linalg_kernels.py`.
+Sits in `ops/` above `matrix_decomposition_ops` (its gradient solves with matrix_solve); the kernel, CPU only
+as TF's, is in `kernels/linalg_kernels.py`.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ __all__ = ["matrix_square_root"]
 from . import array_ops as _a
 from .common import make_tensor, register_gradient, register_op
 from .join_ops import concat
-from .linalg_extra_ops import _real_input, _square, matrix_solve
+from .matrix_decomposition_ops import _real_input, _square, matrix_solve
 from .matrix_ops import adjoint, matrix_diag, matrix_diag_part
 
 def _square_root_shape(op):

@@ -1,4 +1,5 @@
-"""Scans and sorting: `tf.cumsum`, `tf.cumprod` (Cumsum, Cumprod) and `tf.nn.top_k` / `tf.math.top_k` (TopKV2).
+"""Scans and sorting: `tf.cumsum`, `tf.cumprod` (Cumsum, Cumprod), `tf.nn.top_k` / `tf.math.top_k` (TopKV2) and the
+composites `tf.sort` / `tf.argsort` (along the last axis, through top_k, so with top_k's gradient).
 
 Sits in `ops/` beside math_ops; kernels in kernels/scan_sort_kernels.py. The internal pair
 TakeAlongLastAxis / PutAlongLastAxis (numpy's take/put_along_axis on the last axis; each is the
@@ -6,9 +7,12 @@ other's gradient) carries top_k's gradient to the values' positions.
 """
 from __future__ import annotations
 
-__all__ = ["cumsum", "cumprod"]  # top_k is tf.nn.top_k / tf.math.top_k (nn.py, namespaces.py)
+__all__ = ["cumsum", "cumprod", "sort", "argsort"]  # top_k is tf.nn.top_k / tf.math.top_k (nn.py, namespaces.py)
 
 from .. import dtypes as _dtypes
+from ..default_graph import name_scope
+from . import array_ops as _a
+from . import math_ops as _m
 from .common import (TensorShape, convert_to_tensor, make_op, make_tensor, register_gradient, register_op,
                      unchanged_shape, unknown_shape)
 from .shape_util import axis_arg, normalize_axis
@@ -119,3 +123,32 @@ def _take_along_grad(op, grad):
 @register_gradient("PutAlongLastAxis")
 def _put_along_grad(op, grad):
     return [_take_along_last_axis(grad, op.inputs[1]), None, None]
+
+
+# -- sort / argsort (composites of TopKV2) --------------------------------------
+def _last_axis(x, axis):
+    n = x.shape.ndims
+    if n is None or axis not in (-1, n - 1):
+        raise ValueError(f"sort/argsort: only the last axis is supported (got axis={axis}, rank {n})")
+
+
+def sort(values, axis=-1, direction="ASCENDING", name=None):
+    """`tf.sort` along the last axis (through top_k, so it has top_k's gradient)."""
+    with name_scope(name, "sort", [values]):
+        x = convert_to_tensor(values)
+        _last_axis(x, axis)
+        k = _a.shape(x)[-1]
+        if direction == "DESCENDING":
+            return top_k(x, k)[0]
+        if direction != "ASCENDING":
+            raise ValueError(f"direction must be 'ASCENDING' or 'DESCENDING', got {direction!r}")
+        return _m.negative(top_k(_m.negative(x), k)[0])
+
+
+def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
+    """`tf.argsort` along the last axis (ties keep their order)."""
+    with name_scope(name, "argsort", [values]):
+        x = convert_to_tensor(values)
+        _last_axis(x, axis)
+        k = _a.shape(x)[-1]
+        return top_k(x if direction == "DESCENDING" else _m.negative(x), k)[1]

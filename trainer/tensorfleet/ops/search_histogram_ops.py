@@ -1,5 +1,6 @@
 """TF 1.15's `tf.searchsorted` (ops LowerBound / UpperBound), `tf.unravel_index` (UnravelIndex),
-`tf.histogram_fixed_width` (HistogramFixedWidth), `tf.histogram_fixed_width_bins` and `tf.batch_gather`.
+`tf.histogram_fixed_width` (HistogramFixedWidth), `tf.histogram_fixed_width_bins`, the counts of integer values
+`tf.bincount` (Bincount) and `tf.confusion_matrix` (a scatter_nd of ones), and `tf.batch_gather`.
 
 Sits in `ops/`; kernels in kernels/search_histogram_kernels.py. As TF 1.15:
 * searchsorted flattens both inputs to 2-D [batch, n] (sorted along the last axis), runs LowerBound (side='left')
@@ -14,16 +15,16 @@ The integer outputs have no gradient.
 """
 from __future__ import annotations
 
-__all__ = ["searchsorted", "unravel_index", "histogram_fixed_width", "histogram_fixed_width_bins",
-           "batch_gather"]
+__all__ = ["searchsorted", "unravel_index", "histogram_fixed_width", "histogram_fixed_width_bins", "bincount",
+           "confusion_matrix", "batch_gather"]
 
 from .. import dtypes as _dtypes
 from ..default_graph import name_scope
 from ..tensor_shape import TensorShape, unknown_shape
 from . import array_ops as _a
 from . import math_ops as _m
-from .common import NotDifferentiable, convert_to_tensor, make_tensor, register_op
-from .segment_extra_ops import _INDEX_TYPES, check_dtype
+from .common import INDEX_TYPES, NotDifferentiable, check_dtype, convert_to_tensor, make_tensor, register_op
+from .index_ops import scatter_nd
 from .shape_util import constant_value
 
 
@@ -49,7 +50,7 @@ def searchsorted(sorted_sequence, values, side="left", out_type=_dtypes.int32, n
     out_type = _dtypes.as_dtype(out_type)
     seq = convert_to_tensor(sorted_sequence, name="sorted_sequence")
     values = convert_to_tensor(values, name="values", dtype=seq.dtype)
-    if out_type not in _INDEX_TYPES:
+    if out_type not in INDEX_TYPES:
         raise TypeError(f"Value passed to parameter 'out_type' has DataType {out_type.name} not in list of allowed "
                         f"values: int32, int64")
     seq_2d = _a.reshape(seq, _a.stack([-1, _a.shape(seq)[-1]]))
@@ -81,7 +82,7 @@ NotDifferentiable("UnravelIndex")
 def unravel_index(indices, dims, name=None):
     """`tf.unravel_index`: the coordinates of the flat `indices` in an array of shape `dims`."""
     indices = convert_to_tensor(indices, name="indices")
-    check_dtype("indices", indices, _INDEX_TYPES)
+    check_dtype("indices", indices, INDEX_TYPES)
     dims = convert_to_tensor(dims, name="dims", dtype=indices.dtype)
     return make_tensor("UnravelIndex", [indices, dims], name=name, default_name="UnravelIndex")
 
@@ -112,7 +113,7 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=_dtypes.int32, n
         check_dtype("values", values, (_dtypes.int32, _dtypes.int64, _dtypes.float32, _dtypes.float64))
         value_range = convert_to_tensor(value_range, name="value_range", dtype=values.dtype)
         nbins = convert_to_tensor(nbins, name="nbins", dtype=_dtypes.int32)
-        if dtype not in _INDEX_TYPES:
+        if dtype not in INDEX_TYPES:
             raise TypeError(f"Value passed to parameter 'dtype' has DataType {dtype.name} not in list of allowed "
                             f"values: int32, int64")
         return make_tensor("HistogramFixedWidth", [values, value_range, nbins], {"dtype": dtype},
@@ -138,6 +139,37 @@ def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=_dtypes.int
         return out
 
 
+# -- bincount, confusion_matrix --------------------------------------------------------------------------
+register_op("Bincount", lambda op: [(op.get_attr("dtype"), TensorShape([None]))])
+NotDifferentiable("Bincount")
+
+
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_dtypes.int32):
+    """`tf.bincount`: counts (or summed weights) of each value in arr; output dtype = weights' or `dtype`."""
+    arr = _m.cast(convert_to_tensor(arr), _dtypes.int32)
+    if weights is None:
+        w, dt = _a.constant(0, dtype=_dtypes.as_dtype(dtype)), _dtypes.as_dtype(dtype)
+    else:
+        w = convert_to_tensor(weights)
+        dt = w.dtype
+    return make_tensor("Bincount", [arr, w], {"minlength": minlength, "maxlength": maxlength, "dtype": dt,
+                                              "unweighted": weights is None}, name="bincount")
+
+
+def confusion_matrix(labels, predictions, num_classes=None, dtype=_dtypes.int32, name=None, weights=None):
+    """`tf.confusion_matrix`: [num_classes, num_classes], rows are labels, columns predictions."""
+    with name_scope(name, "confusion_matrix", [labels, predictions]):
+        lab = _m.cast(_a.reshape(convert_to_tensor(labels), [-1]), _dtypes.int64)
+        pred = _m.cast(_a.reshape(convert_to_tensor(predictions), [-1]), _dtypes.int64)
+        if num_classes is None:
+            n = _m.add(_m.maximum(_m.reduce_max(lab), _m.reduce_max(pred)), _a.constant(1, dtype=_dtypes.int64))
+        else:
+            n = _a.constant(int(num_classes), dtype=_dtypes.int64)
+        dt = _dtypes.as_dtype(dtype)
+        w = _a.ones_like(_m.cast(lab, dt)) if weights is None else _m.cast(_a.reshape(weights, [-1]), dt)
+        return scatter_nd(_a.stack([lab, pred], axis=1), w, _a.stack([n, n]))
+
+
 # -- batch_gather -----------------------------------------------------------------------------------------
 def batch_gather(params, indices, name=None):
     """`tf.batch_gather`: result[b..., j...] = params[b..., indices[b..., j...], ...] with the first
@@ -146,7 +178,7 @@ def batch_gather(params, indices, name=None):
     with name_scope(name, "BatchGather", [params, indices]):
         indices = convert_to_tensor(indices, name="indices")
         params = convert_to_tensor(params, name="params")
-        check_dtype("indices", indices, _INDEX_TYPES)
+        check_dtype("indices", indices, INDEX_TYPES)
         if indices.shape.ndims is None:
             raise ValueError("batch_gather does not allow indices with unknown shape.")
         batch_dims = indices.shape.ndims - 1

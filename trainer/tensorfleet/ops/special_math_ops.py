@@ -1,7 +1,7 @@
 """TF 1.15's special functions with the gradients TF registers: tf.erf, erfc, lgamma, digamma, polygamma, igamma,
 igammac, betainc, zeta, lbeta and tf.math.bessel_i0/i0e/i1/i1e, cumulative_logsumexp, nextafter, polyval.
 
-Sits in `ops/` beside math_extra_ops (wrappers, shape functions, gradients); kernels in
+Sits in `ops/` beside elementwise_math_ops (wrappers, shape functions, gradients); kernels in
 `kernels/special_kernels.py` (scipy.special, cupyx.scipy.special on a GPU). Gradients follow TF 1.15's
 math_grad.py: Polygamma and Zeta only w.r.t. their second input (x, resp. q), Betainc only w.r.t. x, Igamma /
 Igammac w.r.t. both (IgammaGradA for `a`). Binary ops broadcast; their gradients are summed back to each input's

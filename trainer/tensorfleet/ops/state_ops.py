@@ -1,15 +1,17 @@
-"""Variables and their state ops: VariableV2, Assign, AssignAdd, AssignSub, initializers.
+"""Variables and their state ops: VariableV2, Assign, AssignAdd, AssignSub, CountUpTo, initializers.
 
 A variable's value lives in the session's state (the executor's resource store),
 keyed by the variable op's name. `VariableV2` reads it (FailedPreconditionError
 if never assigned); assign ops carry the variable op in their `var` attr and are
 colocated with it, so the placer keeps a variable and its updates together.
+`tf.count_up_to` (CountUpTo) increments an int scalar variable and returns its value before the increment;
+it raises OutOfRangeError "Reached limit of N" once the value is >= limit.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "Variable", "assign", "assign_add", "assign_sub", "is_variable_initialized", "global_variables",
+    "Variable", "assign", "assign_add", "assign_sub", "is_variable_initialized", "count_up_to", "global_variables",
     "all_variables", "local_variables", "trainable_variables", "model_variables", "variables_initializer",
     "global_variables_initializer", "local_variables_initializer", "initialize_all_variables",
 ]
@@ -21,7 +23,7 @@ from ..graph import GraphKeys, Operation, Tensor
 from ..default_graph import convert_to_tensor, get_default_graph, register_tensor_conversion_function
 from ..func_graph import FuncGraph, lift_out_of_function
 from ..tensor_shape import TensorShape, as_shape
-from .common import NotDifferentiable, make_tensor, register_op
+from .common import NotDifferentiable, check_dtype, make_tensor, register_op
 from .control_flow_ops import group
 from .array_ops import identity
 from ..default_graph import get_default_session
@@ -92,6 +94,27 @@ def is_variable_initialized(variable, name=None) -> Tensor:
     with var_op.graph.colocate_with(var_op):
         return make_tensor("IsVariableInitialized", [], {"var": var_op}, name=name,
                            default_name="IsVariableInitialized")
+
+
+def _count_up_to_shape(op):
+    var = op.get_attr("var").outputs[0]
+    if var.shape.ndims not in (None, 0):
+        raise ValueError(f"Shape must be rank 0 but is rank {var.shape.ndims}")
+    return [(var.dtype, TensorShape([]))]
+
+
+register_op("CountUpTo", _count_up_to_shape, updates_variables=("var",))
+NotDifferentiable("CountUpTo")
+
+
+def count_up_to(ref, limit, name=None):
+    """`tf.count_up_to`: increments the int scalar variable `ref` and returns its value before the increment;
+    OutOfRangeError "Reached limit of <limit>" at run time when the value is already >= limit."""
+    var_op = _var_op(ref)
+    check_dtype("ref", var_op.outputs[0], (_dtypes.int32, _dtypes.int64))
+    with var_op.graph.colocate_with(var_op):
+        return make_tensor("CountUpTo", [], {"var": var_op, "limit": int(limit)}, name=name,
+                           default_name="CountUpTo")
 
 
 class Variable:
@@ -243,7 +266,6 @@ class Variable:
 
     def count_up_to(self, limit):
         """`Variable.count_up_to`: tf.count_up_to on this variable."""
-        from .scatter_extra_ops import count_up_to
         return count_up_to(self, limit)
 
     def eval(self, session=None):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from .. import dtypes as _dtypes
 from ..default_graph import control_dependencies, convert_to_tensor, name_scope
 from ..graph import GraphKeys, Tensor
-from ..ops.scatter_extra_ops import count_up_to
+from ..ops.state_ops import count_up_to
 from ..ops import array_ops, check_ops, math_ops, random_ops, slicing_ops, state_ops
 from ..ops.data_flow_ops import FIFOQueue
 from ..ops.reader_ops import matching_files

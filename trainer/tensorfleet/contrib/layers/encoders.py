@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...default_graph import convert_to_tensor
 from ...ops import array_ops, nn_impl
 from ...ops import variable_scope as _vs
-from ...ops.array_extra_ops import unique as _unique
+from ...ops.set_ops import unique as _unique
 from ..framework.variables import model_variable
 
 __all__ = ["embed_sequence"]

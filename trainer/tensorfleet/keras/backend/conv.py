@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...default_graph import convert_to_tensor
-from ...ops import array_ops, conv_ops, join_ops, math_ops, nn_composite, nn_extra_ops, nn_impl, slicing_ops
+from ...ops import array_ops, conv_composite, conv_ops, join_ops, math_ops, nn_composite, nn_impl, slicing_ops
 from .config import image_data_format
 from .tensors import int_shape
 
@@ -77,7 +77,7 @@ def conv1d(x, kernel, strides=1, padding="valid", data_format=None, dilation_rat
             x = slicing_ops.pad(x, [[0, 0], [0, 0], [left, 0]])
         padding = "valid"
     x = _to_last(x, data_format)
-    out = nn_extra_ops.conv1d(x, kernel, stride=strides, padding=_padding(padding), data_format="NWC",
+    out = conv_composite.conv1d(x, kernel, stride=strides, padding=_padding(padding), data_format="NWC",
                               dilations=dilation_rate)
     return _to_first(out, data_format)
 
@@ -118,7 +118,7 @@ def separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padd
     data_format = _data_format(data_format)
     x = _to_last(x, data_format)
     sh, sw = _pairs(strides, 2)
-    out = nn_extra_ops.separable_conv2d(x, depthwise_kernel, pointwise_kernel, [1, sh, sw, 1], _padding(padding),
+    out = conv_composite.separable_conv2d(x, depthwise_kernel, pointwise_kernel, [1, sh, sw, 1], _padding(padding),
                                         rate=_pairs(dilation_rate, 2))
     return _to_first(out, data_format)
 
@@ -128,7 +128,7 @@ def depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding="valid", data_
     data_format = _data_format(data_format)
     x = _to_last(x, data_format)
     sh, sw = _pairs(strides, 2)
-    out = nn_extra_ops.depthwise_conv2d(x, depthwise_kernel, [1, sh, sw, 1], _padding(padding),
+    out = conv_composite.depthwise_conv2d(x, depthwise_kernel, [1, sh, sw, 1], _padding(padding),
                                         rate=_pairs(dilation_rate, 2))
     return _to_first(out, data_format)
 

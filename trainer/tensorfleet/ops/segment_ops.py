@@ -1,12 +1,15 @@
-"""TF 1.15's segment max / min / prod, sorted and unsorted: `tf.(math.)segment_max`, `segment_min`, `segment_prod`,
-`unsorted_segment_max`, `unsorted_segment_min`, `unsorted_segment_prod` (ops SegmentMax/Min/Prod,
-UnsortedSegmentMax/Min/Prod).
+"""TF 1.15's segment reductions, sorted and unsorted: `tf.(math.)segment_sum`, `segment_mean`, `segment_max`,
+`segment_min`, `segment_prod` and `unsorted_segment_sum`, `unsorted_segment_mean`, `unsorted_segment_sqrt_n`,
+`unsorted_segment_max`, `unsorted_segment_min`, `unsorted_segment_prod` (ops UnsortedSegmentSum,
+SegmentMax/Min/Prod, UnsortedSegmentMax/Min/Prod).
 
-Sits in `ops/` beside array_extra_ops (which has the segment sums and means); kernels in
-kernels/segment_extra_kernels.py. As TF 1.15:
-* sorted ops: segment_ids is a sorted int vector as long as data's first dimension; the output has
+Sits in `ops/`; kernels in kernels/segment_kernels.py. As TF 1.15:
+* sums and means: UnsortedSegmentSum drops negative ids, and its gradient gathers the incoming gradient (zero
+  for the dropped rows); segment_sum / segment_mean (sorted ids: num_segments is the last id + 1),
+  unsorted_segment_mean and unsorted_segment_sqrt_n are composites of it (an empty segment gives 0).
+* sorted max / min / prod: segment_ids is a sorted int vector as long as data's first dimension; the output has
   segment_ids[-1] + 1 rows; an empty segment gives 0 (max, min) or 1 (prod). Shape: [?] + data.shape[1:].
-* unsorted ops: segment_ids has any shape that prefixes data's; ids < 0 are dropped; the output has
+* unsorted max / min / prod: segment_ids has any shape that prefixes data's; ids < 0 are dropped; the output has
   num_segments rows; an empty segment gives the dtype's lowest value (max), highest value (min) or 1 (prod).
 * gradients are TF's: max/min send each output gradient to the inputs equal to the result, split equally
   among ties (_SegmentMinOrMaxGrad, _UnsortedSegmentMinOrMaxGrad); prod divides the segment product by each
@@ -15,30 +18,102 @@ kernels/segment_extra_kernels.py. As TF 1.15:
 """
 from __future__ import annotations
 
-__all__ = ["segment_max", "segment_min", "segment_prod", "unsorted_segment_max", "unsorted_segment_min",
+__all__ = ["segment_sum", "segment_mean", "unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
+           "segment_max", "segment_min", "segment_prod", "unsorted_segment_max", "unsorted_segment_min",
            "unsorted_segment_prod"]
 
 from .. import dtypes as _dtypes
+from ..default_graph import name_scope
 from ..tensor_shape import TensorShape, unknown_shape
 from . import array_ops as _a
 from . import math_ops as _m
-from .common import convert_to_tensor, make_tensor, register_gradient, register_op
+from .common import (INDEX_TYPES, NUMBER_TYPES, REAL_TYPES, check_dtype, convert_to_tensor, make_tensor,
+                     register_gradient, register_op)
 from .shape_util import constant_value
 
-_INDEX_TYPES = (_dtypes.int32, _dtypes.int64)
-_REAL_TYPES = (_dtypes.float32, _dtypes.float64, _dtypes.int32, _dtypes.uint8, _dtypes.int16, _dtypes.int8,
-               _dtypes.int64, _dtypes.uint16, _dtypes.float16, _dtypes.uint32, _dtypes.uint64)
-_NUMBER_TYPES = _REAL_TYPES + (_dtypes.complex64, _dtypes.complex128)
+# -- sums and means (UnsortedSegmentSum) ----------------------------------------------------------------------
+def _segment_shape(op):
+    data, ids = op.inputs[0], op.inputs[1]
+    n = constant_value(op.inputs[2])
+    rest = data.shape.as_list()[ids.shape.ndims:] if data.shape.ndims is not None and ids.shape.ndims else None
+    if rest is None:
+        return [(data.dtype, unknown_shape())]
+    return [(data.dtype, TensorShape([None if n is None else int(n)] + rest))]
 
 
-def check_dtype(param: str, t, allowed) -> None:
-    """TF's op-def check of an input's dtype: TypeError naming the parameter and the allowed types."""
-    if t.dtype.base_dtype not in allowed:
-        raise TypeError(f"Value passed to parameter '{param}' has DataType {t.dtype.name} not in list of allowed "
-                        f"values: {', '.join(d.name for d in allowed)}")
+register_op("UnsortedSegmentSum", _segment_shape)
 
 
-# -- shape functions ------------------------------------------------------------------------------------
+@register_gradient("UnsortedSegmentSum")
+def _unsorted_segment_sum_grad(op, grad):
+    from .slicing_ops import gather
+    ids = op.inputs[1]
+    safe = _m.maximum(ids, _a.zeros_like(ids))  # negative ids were dropped: their rows get zero gradient
+    kept = _m.cast(_m.greater_equal(ids, _a.zeros_like(ids)), grad.dtype)
+    g = gather(grad, safe)
+    mask = _a.reshape(kept, _a.concat([_a.shape(ids), _a.ones_like(_a.shape(g)[ids.shape.ndims:])], 0)) \
+        if ids.shape.ndims is not None else kept
+    return [_m.multiply(g, mask), None, None]
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """`tf.math.unsorted_segment_sum`: out[i] = sum of data[j] with segment_ids[j] == i (negative ids dropped)."""
+    data = convert_to_tensor(data)
+    ids = convert_to_tensor(segment_ids)
+    if not ids.dtype.is_integer:
+        raise TypeError(f"segment_ids must be int32 or int64, got {ids.dtype.name}")
+    num = convert_to_tensor(num_segments)  # TF: its own int32/int64 type (Tnumsegments), not ids' type
+    if num.dtype not in (_dtypes.int32, _dtypes.int64):
+        raise TypeError(f"num_segments must be int32 or int64, got {num.dtype.name}")
+    return make_tensor("UnsortedSegmentSum", [data, ids, num], name=name, default_name="UnsortedSegmentSum")
+
+
+def _segment_counts(segment_ids, num_segments, dtype):
+    ones = _a.ones_like(_m.cast(convert_to_tensor(segment_ids), dtype))
+    return unsorted_segment_sum(ones, segment_ids, num_segments)
+
+
+def _broadcast_counts(counts, data):
+    data = convert_to_tensor(data)
+    extra = data.shape.ndims - 1 if data.shape.ndims else 0
+    return _a.reshape(counts, [-1] + [1] * extra)
+
+
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    """`tf.math.unsorted_segment_mean` (empty segments give 0)."""
+    with name_scope(name, "UnsortedSegmentMean", [data, segment_ids]):
+        data = convert_to_tensor(data)
+        counts = _m.maximum(_segment_counts(segment_ids, num_segments, data.dtype), 1.0)
+        return _m.divide(unsorted_segment_sum(data, segment_ids, num_segments), _broadcast_counts(counts, data))
+
+
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    """`tf.math.unsorted_segment_sqrt_n`: the segment sum divided by sqrt(count)."""
+    with name_scope(name, "UnsortedSegmentSqrtN", [data, segment_ids]):
+        data = convert_to_tensor(data)
+        counts = _m.maximum(_segment_counts(segment_ids, num_segments, data.dtype), 1.0)
+        return _m.divide(unsorted_segment_sum(data, segment_ids, num_segments),
+                         _broadcast_counts(_m.sqrt(counts), data))
+
+
+def _num_segments(segment_ids):
+    ids = convert_to_tensor(segment_ids)
+    return _m.add(_m.reduce_max(ids), _a.constant(1, dtype=ids.dtype))
+
+
+def segment_sum(data, segment_ids, name=None):
+    """`tf.math.segment_sum` (sorted ids: num_segments is the last id + 1)."""
+    with name_scope(name, "SegmentSum", [data, segment_ids]):
+        return unsorted_segment_sum(data, segment_ids, _num_segments(segment_ids))
+
+
+def segment_mean(data, segment_ids, name=None):
+    """`tf.math.segment_mean`."""
+    with name_scope(name, "SegmentMean", [data, segment_ids]):
+        return unsorted_segment_mean(data, segment_ids, _num_segments(segment_ids))
+
+
+# -- max / min / prod: shape functions ------------------------------------------------------------------------
 def _sorted_shape(op):
     data, ids = op.inputs[0], op.inputs[1]
     if data.shape.ndims is not None and data.shape.ndims < 1:
@@ -78,12 +153,12 @@ for _t in ("UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"):
     register_op(_t, _unsorted_shape)
 
 
-# -- wrappers -----------------------------------------------------------------------------------------------
+# -- max / min / prod: wrappers -------------------------------------------------------------------------------
 def _sorted(op_type, data, segment_ids, name, allowed):
     data = convert_to_tensor(data, name="data")
     ids = convert_to_tensor(segment_ids, name="segment_ids")
     check_dtype("data", data, allowed)
-    check_dtype("segment_ids", ids, _INDEX_TYPES)
+    check_dtype("segment_ids", ids, INDEX_TYPES)
     return make_tensor(op_type, [data, ids], name=name, default_name=op_type)
 
 
@@ -92,54 +167,52 @@ def _unsorted(op_type, data, segment_ids, num_segments, name, allowed):
     ids = convert_to_tensor(segment_ids, name="segment_ids")
     num = convert_to_tensor(num_segments, name="num_segments")
     check_dtype("data", data, allowed)
-    check_dtype("segment_ids", ids, _INDEX_TYPES)
-    check_dtype("num_segments", num, _INDEX_TYPES)
+    check_dtype("segment_ids", ids, INDEX_TYPES)
+    check_dtype("num_segments", num, INDEX_TYPES)
     return make_tensor(op_type, [data, ids, num], name=name, default_name=op_type)
 
 
 def segment_max(data, segment_ids, name=None):
     """`tf.math.segment_max`: output[i] = max of data[j] over j with segment_ids[j] == i (sorted ids; empty: 0)."""
-    return _sorted("SegmentMax", data, segment_ids, name, _REAL_TYPES)
+    return _sorted("SegmentMax", data, segment_ids, name, REAL_TYPES)
 
 
 def segment_min(data, segment_ids, name=None):
     """`tf.math.segment_min`: output[i] = min of data[j] over j with segment_ids[j] == i (sorted ids; empty: 0)."""
-    return _sorted("SegmentMin", data, segment_ids, name, _REAL_TYPES)
+    return _sorted("SegmentMin", data, segment_ids, name, REAL_TYPES)
 
 
 def segment_prod(data, segment_ids, name=None):
     """`tf.math.segment_prod`: output[i] = product of data[j] with segment_ids[j] == i (sorted ids; empty: 1)."""
-    return _sorted("SegmentProd", data, segment_ids, name, _NUMBER_TYPES)
+    return _sorted("SegmentProd", data, segment_ids, name, NUMBER_TYPES)
 
 
 def unsorted_segment_max(data, segment_ids, num_segments, name=None):
     """`tf.math.unsorted_segment_max`: per segment maximum; an empty segment gives the dtype's lowest value."""
-    return _unsorted("UnsortedSegmentMax", data, segment_ids, num_segments, name, _REAL_TYPES)
+    return _unsorted("UnsortedSegmentMax", data, segment_ids, num_segments, name, REAL_TYPES)
 
 
 def unsorted_segment_min(data, segment_ids, num_segments, name=None):
     """`tf.math.unsorted_segment_min`: per segment minimum; an empty segment gives the dtype's highest value."""
-    return _unsorted("UnsortedSegmentMin", data, segment_ids, num_segments, name, _REAL_TYPES)
+    return _unsorted("UnsortedSegmentMin", data, segment_ids, num_segments, name, REAL_TYPES)
 
 
 def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
     """`tf.math.unsorted_segment_prod`: per segment product; an empty segment gives 1."""
-    return _unsorted("UnsortedSegmentProd", data, segment_ids, num_segments, name, _NUMBER_TYPES)
+    return _unsorted("UnsortedSegmentProd", data, segment_ids, num_segments, name, NUMBER_TYPES)
 
 
-# -- gradients (TF's math_grad.py) -----------------------------------------------------------------------
+# -- max / min / prod: gradients (TF's math_grad.py) ----------------------------------------------------------
 def _gather(params, indices):
     from .slicing_ops import gather
     return gather(params, indices)
 
 
 def _sorted_sum(x, ids):
-    from .array_extra_ops import segment_sum
     return segment_sum(x, ids)
 
 
 def _unsorted_sum(x, ids, n):
-    from .array_extra_ops import unsorted_segment_sum
     return unsorted_segment_sum(x, ids, n)
 
 

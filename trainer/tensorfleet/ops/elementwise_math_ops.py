@@ -1,24 +1,21 @@
-"""More of tf.math / tf.nn / tf.* for TF1 scripts: trigonometric and hyperbolic ops with their gradients,
-expm1, atan2, rint, tf.py_func / tf.numpy_function, and composites built from existing ops (log_sigmoid,
-softsign, selu, swish, xlogy, xdivy, *_no_nan, reduce_variance/std/euclidean_norm, zero_fraction, ...).
+"""Elementwise math functions of tf.math / tf.*: the trigonometric and hyperbolic functions (tan, asin, acos, atan,
+atan2, sinh, cosh, asinh, acosh, atanh), expm1 and rint, each an op of its own with TF's gradient (rint has
+none), and the composites log_sigmoid, scalar_mul, truncatediv and truncatemod (C's integer division and
+remainder, toward zero).
 
-Sits in `ops/`; kernels in `kernels/math_extra_kernels.py`. Composite ops get their gradients from the ops
-they are made of.
+Sits in `ops/` above arithmetic_ops (add, exp, log, sin, cos & co) and nn_ops (log_sigmoid is -softplus(-x));
+kernels in `kernels/elementwise_math_kernels.py`. The composites get their gradients from the ops they are made
+of.
 """
 from __future__ import annotations
 
 __all__ = ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1", "atan2", "rint",
-           "py_func", "numpy_function", "log_sigmoid", "scalar_mul", "broadcast_to", "matrix_transpose",
-           "is_non_decreasing", "is_strictly_increasing"]
+           "log_sigmoid", "scalar_mul", "truncatediv", "truncatemod"]
 
-from .. import dtypes as _dtypes
 from ..default_graph import name_scope
-from ..tensor_shape import unknown_shape
-from . import array_ops as _a
-from . import comparison_ops as _c
 from . import arithmetic_ops as _arith, math_ops as _m
 from . import nn_ops as _n
-from .common import (NotDifferentiable, binary_inputs, broadcast_binary, convert_to_tensor, make_op, make_tensor,
+from .common import (NotDifferentiable, binary_inputs, broadcast_binary, convert_to_tensor, make_tensor,
                      register_gradient, register_op)
 
 
@@ -87,26 +84,6 @@ def _atan2_grad(op, grad):
     return _arith._pair_sums(gy, gx, y, x)
 
 
-# -- py_func --------------------------------------------------------------------
-register_op("PyFunc", lambda op: [(dt, unknown_shape()) for dt in op.get_attr("Tout")], stateful=True)
-NotDifferentiable("PyFunc")
-
-
-def py_func(func, inp, Tout, stateful=True, name=None):
-    """`tf.py_func` / `tf.numpy_function`: runs `func` on the inputs' numpy values when the op runs (on the
-    host); `Tout` is a dtype or a list of dtypes. Strings arrive as object arrays of bytes."""
-    multiple = isinstance(Tout, (list, tuple))
-    touts = tuple(_dtypes.as_dtype(t) for t in (Tout if multiple else [Tout]))
-    op = make_op("PyFunc", [convert_to_tensor(x) for x in inp], {"func": func, "Tout": touts, "multiple": multiple},
-                 name=name, default_name="PyFunc")
-    outs = list(op.outputs)
-    return outs if multiple else (outs[0] if outs else op)
-
-
-def numpy_function(func, inp, Tout, name=None):
-    return py_func(func, inp, Tout, name=name)
-
-
 # -- composites -------------------------------------------------------------------
 def log_sigmoid(x, name=None):
     """`tf.math.log_sigmoid(x)` = -softplus(-x) (stable for large |x|)."""
@@ -121,36 +98,16 @@ def scalar_mul(scalar, x, name=None):
         return _m.multiply(convert_to_tensor(scalar, dtype=x.dtype), x)
 
 
-def broadcast_to(input, shape, name=None):
-    """`tf.broadcast_to(input, shape)`: numpy broadcasting to `shape` (the gradient sums back)."""
-    with name_scope(name, "BroadcastTo", [input]):
-        x = convert_to_tensor(input)
-        return _m.add(x, _a.zeros(shape, dtype=x.dtype))
+def truncatediv(x, y, name=None):
+    """`tf.truncatediv`: x / y rounded toward zero (C semantics)."""
+    with name_scope(name, "truncatediv", [x, y]):
+        x, y = binary_inputs(x, y, "TruncateDiv")
+        q = _m.floordiv(_m.abs(x), _m.abs(y))
+        return _m.multiply(_m.multiply(_m.sign(x), _m.sign(y)), q)
 
 
-def matrix_transpose(a, name="matrix_transpose", conjugate=False):
-    """`tf.matrix_transpose` / `tf.linalg.matrix_transpose`: swaps the last two dimensions."""
-    with name_scope(name, "matrix_transpose", [a]):
-        a = convert_to_tensor(a)
-        n = a.shape.ndims
-        if n is None or n < 2:
-            raise ValueError(f"Argument 'a' should be a (batch) matrix, with rank >= 2.  Found: {a.shape}")
-        return _a.transpose(a, list(range(n - 2)) + [n - 1, n - 2])
-
-
-def _monotone(x, strict, name, default):
-    with name_scope(name, default, [x]):
-        x = _a.reshape(convert_to_tensor(x), [-1])
-        head, tail = x[:-1], x[1:]
-        cmp = _c.less if strict else _c.less_equal
-        return _m.reduce_all(cmp(head, tail))
-
-
-def is_non_decreasing(x, name=None):
-    """`tf.math.is_non_decreasing(x)`: True if x (flattened) never decreases (True when it has < 2 elements)."""
-    return _monotone(x, False, name, "is_non_decreasing")
-
-
-def is_strictly_increasing(x, name=None):
-    """`tf.math.is_strictly_increasing(x)`: True if x (flattened) always increases."""
-    return _monotone(x, True, name, "is_strictly_increasing")
+def truncatemod(x, y, name=None):
+    """`tf.truncatemod`: the remainder with the sign of x (C's fmod)."""
+    with name_scope(name, "truncatemod", [x, y]):
+        x, y = binary_inputs(x, y, "TruncateMod")
+        return _m.subtract(x, _m.multiply(truncatediv(x, y), y))

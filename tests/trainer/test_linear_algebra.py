@@ -1,5 +1,6 @@
-"""TF 1.15's dense linear algebra (ops/linalg_extra_ops.py, ops/matrix_ops.py): forward against numpy.linalg on
-batched float32/float64 inputs, every registered gradient against central finite differences in float64
+"""TF 1.15's dense linear algebra (ops/matrix_decomposition_ops.py, ops/matrix_ops.py, ops/matrix_square_root_op.py,
+and tf.tensordot / batched tf.matmul of ops/linalg_ops.py): forward against numpy.linalg (np.tensordot, np.matmul)
+on batched float32/float64 inputs, every registered gradient against central finite differences in float64
 (gradcheck.check_gradients), TF's errors, the tf.linalg names, and the cupy path on fake_cupy against the CPU."""
 import numpy as np
 import pytest
@@ -7,6 +8,7 @@ import pytest
 import fake_cupy
 import tensorfleet as tf
 from gradcheck import check_gradients, vjp
+from helpers import init_and_run
 
 RNG = np.random.default_rng(7)
 
@@ -410,3 +412,27 @@ def test_linalg_kernels_on_fake_cupy_match_cpu(monkeypatch):
     with tf.Graph().as_default():
         with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError, match="Input is not invertible"):
             sess.run(tf.matrix_inverse(np.zeros((2, 2), np.float32)))
+
+
+# -- tensordot and batch matmul (ops/linalg_ops.py) -----------------------------
+def test_tensordot_matches_numpy_and_gradient():
+    a, b = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((4, 3, 5))
+    for axes in (1, [[1, 2], [1, 0]], ([2], [0]), 0):
+        got = init_and_run(tf.tensordot(a, b, axes))
+        np.testing.assert_allclose(got, np.tensordot(a, b, axes), rtol=1e-12)
+        assert tf.tensordot(a, b, axes).shape.as_list() == list(np.tensordot(a, b, axes).shape)
+    check_gradients(lambda x, y: tf.tensordot(x, y, [[1, 2], [1, 0]]), [a, b])
+    with pytest.raises(ValueError, match="Dimensions must be equal"):
+        tf.tensordot(a, b, [[0], [0]])
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (False, True), (True, False), (True, True)])
+def test_matmul_on_batches_broadcasts_like_numpy_and_gradient(ta, tb):
+    a = RNG.standard_normal((2, 1, 3, 4) if not ta else (2, 1, 4, 3))
+    b = RNG.standard_normal((3, 4, 5) if not tb else (3, 5, 4))
+    t = tf.matmul(a, b, transpose_a=ta, transpose_b=tb)
+    assert t.op.type == "BatchMatMulV2" and t.shape.as_list() == [2, 3, 3, 5]
+    want = np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b)
+    np.testing.assert_allclose(init_and_run(t), want, rtol=1e-12)
+    check_gradients(lambda x, y: tf.matmul(x, y, transpose_a=ta, transpose_b=tb), [a, b])
+    assert tf.matmul(tf.ones([2, 3]), tf.ones([3, 4])).op.type == "MatMul"  # rank 2 keeps MatMul

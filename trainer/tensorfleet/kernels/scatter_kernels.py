@@ -1,10 +1,11 @@
-"""Kernels of ops/scatter_extra_ops.py: ScatterMul/Div/Min/Max, ScatterNdUpdate/Add/Sub (CPU and GPU, written
-against `ctx.xp`) and CountUpTo (CPU).
+"""Kernels of ops/scatter_ops.py: ScatterUpdate/Add/Sub, ScatterMul/Div/Min/Max and ScatterNdUpdate/Add/Sub (CPU
+and GPU, written against `ctx.xp`).
 
-Like kernels/index_kernels.py's ScatterUpdate/Add/Sub: under the resource store's lock, read the variable,
-check the indices on the host (TF's messages, naming the node), write a copy and `store` it. Repeated rows
-of mul/div/min/max are applied in rounds of distinct rows, in the order they come, so every contribution
-combines (cupy's ufunc.at has add only); nd_add/nd_sub accumulate with add.at.
+Under the resource store's lock, each reads the variable, checks the indices on the host (TF's messages, naming
+the node) and stores the new array. ScatterUpdate/Add/Sub write in place when the store's array is theirs alone
+(`ctx.resources.exclusive`), else into a copy; the others always write a copy. Repeated rows of mul/div/min/max
+are applied in rounds of distinct rows, in the order they come, so every contribution combines (cupy's ufunc.at
+has add only); nd_add/nd_sub accumulate with add.at.
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from .. import errors
 from .backend import to_host
 from .registry import register_kernel
 
-_NO_INT32_ON_GPU = [_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int64]
+_NO_INT32_ON_GPU = [_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int64, _dtypes.bool_]
+_NUMBERS_NO_INT32_ON_GPU = [_dtypes.float16, _dtypes.float32, _dtypes.float64, _dtypes.int64]
 
 
 def _bad(ctx, msg):
@@ -26,6 +28,52 @@ def _shape_text(shape):
     return "[" + ",".join(str(int(d)) for d in shape) + "]"
 
 
+# -- scatter_update / add / sub ---------------------------------------------------------------------------
+def _scatter(ctx, indices, updates, mode):
+    xp = ctx.xp
+    name = ctx.attrs["var"].name
+    with ctx.resources.lock:
+        old = ctx.resources.read(name, ctx.op.name)
+        n = old.shape[0]
+        if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n):
+            host = to_host(indices)
+            pos = np.argwhere((host < 0) | (host >= n))[0]
+            raise errors.InvalidArgumentError(None, ctx.op, f"indices[{','.join(map(str, pos))}] = "
+                                                            f"{int(host[tuple(pos)])} is not in [0, {n})")
+        del old
+        new = ctx.resources.exclusive(name)  # the store's own array when nothing else holds it: in place
+        if new is None:
+            new = xp.array(ctx.resources.read(name, ctx.op.name), copy=True)
+        updates = updates.astype(new.dtype, copy=False)
+        if mode == "update":
+            new[indices] = updates
+        elif mode == "add" or xp is not np:  # cupy's ufunc.at supports add only: add the negated updates
+            xp.add.at(new, indices, updates if mode == "add" else -updates)
+        else:
+            xp.subtract.at(new, indices, updates)
+        ctx.resources.store(name, new)
+        return new
+
+
+@register_kernel("ScatterUpdate", devices=("CPU",))
+@register_kernel("ScatterUpdate", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
+def scatter_update(ctx, indices, updates):
+    return _scatter(ctx, indices, updates, "update")
+
+
+@register_kernel("ScatterAdd", devices=("CPU",))
+@register_kernel("ScatterAdd", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
+def scatter_add(ctx, indices, updates):
+    return _scatter(ctx, indices, updates, "add")
+
+
+@register_kernel("ScatterSub", devices=("CPU",))
+@register_kernel("ScatterSub", devices=("GPU",), dtypes=_NO_INT32_ON_GPU)
+def scatter_sub(ctx, indices, updates):
+    return _scatter(ctx, indices, updates, "sub")
+
+
+# -- scatter_mul / div / min / max ------------------------------------------------------------------------
 def _rounds(flat):
     """[(positions, rows)]: round r holds each row's r-th occurrence (positions in input order)."""
     order = np.argsort(flat, kind="stable")
@@ -91,7 +139,7 @@ for _mode, _op in (("mul", "ScatterMul"), ("div", "ScatterDiv"), ("min", "Scatte
         return _scatter_combine(ctx, indices, updates, _mode)
 
     register_kernel(_op, devices=("CPU",))(_kernel)
-    register_kernel(_op, devices=("GPU",), dtypes=_NO_INT32_ON_GPU)(_kernel)
+    register_kernel(_op, devices=("GPU",), dtypes=_NUMBERS_NO_INT32_ON_GPU)(_kernel)
 
 
 # -- scatter_nd_* ------------------------------------------------------------------------------------------
@@ -140,19 +188,4 @@ for _mode, _op in (("update", "ScatterNdUpdate"), ("add", "ScatterNdAdd"), ("sub
         return _scatter_nd(ctx, indices, updates, _mode)
 
     register_kernel(_op, devices=("CPU",))(_nd_kernel)
-    register_kernel(_op, devices=("GPU",), dtypes=_NO_INT32_ON_GPU)(_nd_kernel)
-
-
-# -- count_up_to -------------------------------------------------------------------------------------------
-@register_kernel("CountUpTo", devices=("CPU",))
-def count_up_to(ctx):
-    name = ctx.attrs["var"].name
-    limit = ctx.attrs["limit"]
-    with ctx.resources.lock:
-        old = np.asarray(to_host(ctx.resources.read(name, ctx.op.name)))
-        if old.ndim != 0:
-            raise _bad(ctx, f"input is not a scalar: {_shape_text(old.shape)}")
-        if old >= limit:
-            raise errors.OutOfRangeError(None, ctx.op, f"Reached limit of {limit}\n\t [[node {ctx.op.name}]]")
-        ctx.resources.store(name, np.asarray(old + 1, dtype=old.dtype))
-        return np.array(old, copy=True)
+    register_kernel(_op, devices=("GPU",), dtypes=_NUMBERS_NO_INT32_ON_GPU)(_nd_kernel)

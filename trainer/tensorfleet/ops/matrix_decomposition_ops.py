@@ -1,6 +1,7 @@
-"""TF 1.15's dense linear algebra beyond matmul: matrix_inverse, matrix_determinant, slogdet, logdet, cholesky,
-cholesky_solve, qr, svd, self_adjoint_eig(vals), matrix_solve, matrix_solve_ls and matrix_triangular_solve,
-batched over leading dimensions, with TF's registered gradients (linalg_grad.py).
+"""TF 1.15's matrix decompositions and what is computed through them: cholesky, qr, svd, self_adjoint_eig(vals),
+matrix_inverse, matrix_determinant, slogdet, logdet and the solves (matrix_solve, cholesky_solve,
+matrix_triangular_solve, matrix_solve_ls), batched over leading dimensions, with TF's registered gradients
+(linalg_grad.py).
 
 Sits in `ops/` above `matrix_ops` (band_part, matrix_diag & co, which the gradients are built from); kernels in
 `kernels/linalg_kernels.py` (numpy.linalg on the CPU, cupy.linalg on a GPU). Real dtypes only (half, float32,

@@ -1,5 +1,9 @@
-"""tf.math / tf.nn additions: forward against numpy (and TF's documented formulas), gradients by finite
-differences; tf.py_func against the Python function itself."""
+"""Elementwise math: the ops of ops/elementwise_math_ops.py (trigonometric and hyperbolic functions, expm1, atan2,
+rint) and the composite tf.math / tf.nn functions of elementwise_math_ops and tf1_aliases.py (log_sigmoid,
+scalar_mul, truncatediv, truncatemod, softsign, selu, swish, xlogy, *_no_nan, reduce_variance/std/euclidean_norm,
+weighted cross-entropy), with a few small top-level names (tf.broadcast_to, tf.matrix_transpose,
+tf.math.is_non_decreasing, ...): forward against numpy and TF's documented formulas, gradients by finite
+differences."""
 import math
 
 import numpy as np
@@ -96,15 +100,7 @@ def test_misc_top_level_names():
                                                      tf.constant([0.5]))), [[0.0]])
 
 
-def test_py_func_runs_python_on_the_values():
-    x = tf.placeholder(tf.float32, [None])
-    y = tf.py_func(lambda a: (a * 2 + 1).astype(np.float32), [x], tf.float32)
-    a, b = tf.py_func(lambda a: (a.sum(), np.int64(a.size)), [x], [tf.float32, tf.int64])
-    s = tf.numpy_function(lambda a: np.array([b"n=%d" % a.size], dtype=object), [x], tf.string)
-    with tf.Session() as sess:
-        yv, av, bv, sv = sess.run([y, a, b, s], {x: [1.0, 2.0]})
-    np.testing.assert_array_equal(yv, [3.0, 5.0])
-    assert av == 3.0 and bv == 2 and sv.tolist() == [b"n=2"]
-    bad = tf.py_func(lambda a: 1 / 0, [x], tf.float32)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="ZeroDivisionError"):
-        run(bad, {x: [1.0]})
+def test_truncatediv_and_truncatemod_round_toward_zero():
+    x, y = np.array([7, -7, 7, -7]), np.array([2, 2, -2, -2])
+    np.testing.assert_array_equal(run(tf.truncatediv(x, y)), np.trunc(x / y).astype(int))
+    np.testing.assert_array_equal(run(tf.truncatemod(x, y)), np.fmod(x, y))

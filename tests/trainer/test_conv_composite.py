@@ -1,4 +1,5 @@
-"""tf.nn.conv1d / pool1d / lrn and tf.layers.conv1d against numpy loops, gradients by finite differences."""
+"""tf.nn.conv1d / max_pool1d / avg_pool1d / depthwise_conv2d / separable_conv2d (ops/conv_composite.py) and the
+tf.layers objects built on them, against numpy loops; gradients by finite differences."""
 import numpy as np
 import pytest
 
@@ -47,24 +48,6 @@ def test_pool1d_matches_numpy():
     np.testing.assert_allclose(av, x.reshape(2, 4, 2, 3).mean(2))
 
 
-def lrn_ref(x, r, bias, alpha, beta):
-    c = x.shape[-1]
-    out = np.empty_like(x)
-    for d in range(c):
-        s = np.sum(x[..., max(0, d - r):min(c, d + r + 1)] ** 2, axis=-1)
-        out[..., d] = x[..., d] / (bias + alpha * s) ** beta
-    return out
-
-
-def test_lrn_matches_tf_formula_and_gradients():
-    x = np.random.RandomState(2).randn(1, 2, 2, 7)
-    got = run(tf.nn.lrn(tf.constant(x), depth_radius=2, bias=1.0, alpha=0.5, beta=0.75))
-    np.testing.assert_allclose(got, lrn_ref(x, 2, 1.0, 0.5, 0.75), rtol=1e-12)
-    np.testing.assert_allclose(run(tf.nn.local_response_normalization(tf.constant(x))), lrn_ref(x, 5, 1, 1, 0.5),
-                               rtol=1e-12)
-    check_gradients(lambda a: tf.nn.lrn(a, 2, 1.0, 0.5, 0.75), [x], rtol=1e-6, atol=1e-8)
-
-
 def test_layers_conv1d_and_pooling_objects():
     x = tf.placeholder(tf.float64, [None, 10, 4])
     conv = tf.layers.Conv1D(6, 3, padding="same", activation=tf.nn.relu, name="c1")
@@ -79,19 +62,6 @@ def test_layers_conv1d_and_pooling_objects():
         yv, kv = s.run([y, kernel], {x: xv})
     ref = np.maximum(conv1d_ref(xv, kv, 1, "SAME"), 0).reshape(2, 5, 2, 6).max(2)
     np.testing.assert_allclose(yv, ref, rtol=1e-10)
-
-
-def test_space_to_depth_matches_tf_doc_examples_and_round_trips():
-    one = np.array([1, 2, 3, 4], np.float32).reshape(1, 2, 2, 1)
-    assert run(tf.nn.space_to_depth(one, 2)).tolist() == [[[[1, 2, 3, 4]]]]
-    three = np.arange(1, 13, dtype=np.float32).reshape(1, 2, 2, 3)
-    assert run(tf.nn.space_to_depth(three, 2)).ravel().tolist() == list(range(1, 13))
-    four = np.arange(1, 17, dtype=np.float32).reshape(1, 4, 4, 1)
-    assert run(tf.space_to_depth(four, 2)).tolist() == [[[[1, 2, 5, 6], [3, 4, 7, 8]],
-                                                           [[9, 10, 13, 14], [11, 12, 15, 16]]]]
-    x = np.random.RandomState(0).randn(2, 4, 6, 3)
-    np.testing.assert_array_equal(run(tf.depth_to_space(tf.nn.space_to_depth(x, 2), 2)), x)
-    check_gradients(lambda a: tf.nn.space_to_depth(a, 2), [x])
 
 
 def depthwise_ref(x, f, stride, padding):
@@ -127,35 +97,6 @@ def test_depthwise_and_separable_conv_match_numpy(stride, padding):
     sep = run(tf.nn.separable_conv2d(tf.constant(x), tf.constant(dw), tf.constant(pw), st, padding))
     np.testing.assert_allclose(sep, np.einsum("nhwc,co->nhwo", ref, pw[0, 0]), rtol=1e-10, atol=1e-12)
     check_gradients(lambda a, b: tf.nn.depthwise_conv2d(a, b, st, padding), [x, dw], rtol=1e-6, atol=1e-8)
-
-
-def test_small_composites_match_tf_formulas():
-    x = np.random.RandomState(5).randn(3, 4)
-    np.testing.assert_allclose(run(tf.nn.crelu(tf.constant(x))), np.concatenate([np.maximum(x, 0),
-                                                                                  np.maximum(-x, 0)], -1))
-    count, m_ss, v_ss, _ = tf.nn.sufficient_statistics(tf.constant(x), [0])
-    mean, var = tf.nn.normalize_moments(count, m_ss, v_ss, None)
-    mv, vv = run([mean, var])
-    np.testing.assert_allclose(mv, x.mean(0), rtol=1e-12)
-    np.testing.assert_allclose(vv, x.var(0), rtol=1e-10)
-    z, c = np.array([0.0, 1.0, 3.0]), np.array([0.5, -0.2, 1.1])
-    full = np.exp(c) - z * c + np.where(z > 1, z * np.log(np.maximum(z, 1)) - z + 0.5 * np.log(2 * np.pi *
-                                                                                              np.maximum(z, 1)), 0)
-    np.testing.assert_allclose(run(tf.nn.log_poisson_loss(z, tf.constant(c))), np.exp(c) - z * c, rtol=1e-12)
-    np.testing.assert_allclose(run(tf.nn.log_poisson_loss(z, tf.constant(c), compute_full_loss=True)), full,
-                               rtol=1e-12)
-
-
-def test_fused_batch_norm_training_and_inference():
-    x = np.random.RandomState(6).randn(2, 3, 3, 4)
-    scale, offset = np.linspace(0.5, 2, 4), np.linspace(-1, 1, 4)
-    y, m, v = run(tf.nn.fused_batch_norm(tf.constant(x), scale, offset, epsilon=1e-3))
-    bm, bv = x.mean((0, 1, 2)), x.var((0, 1, 2))
-    np.testing.assert_allclose(y, (x - bm) / np.sqrt(bv + 1e-3) * scale + offset, rtol=1e-10)
-    np.testing.assert_allclose(m, bm, rtol=1e-12)
-    np.testing.assert_allclose(v, x.var((0, 1, 2), ddof=1), rtol=1e-10)  # TF returns the Bessel-corrected one
-    yi, _, _ = run(tf.nn.fused_batch_norm(tf.constant(x), scale, offset, mean=bm, variance=bv, is_training=False))
-    np.testing.assert_allclose(yi, y, rtol=1e-10)
 
 
 def test_layers_separable_conv2d_variables_and_values():

@@ -1,4 +1,5 @@
-"""tf.segment_max / min / prod and tf.unsorted_segment_max / min / prod (ops/segment_extra_ops.py).
+"""tf.segment_sum / mean / max / min / prod and tf.unsorted_segment_sum / mean / sqrt_n / max / min / prod
+(ops/segment_ops.py).
 
 Oracles: loops over the segments in numpy written here, TF 1.15's docstring examples verbatim, TF's documented
 empty-segment values (sorted: 0 for max/min, 1 for prod; unsorted: the dtype's lowest / highest value, 1),
@@ -43,6 +44,22 @@ def np_unsorted(kind, data, ids, n):
         if len(rows):
             out[s] = REDUCE[kind](rows, axis=0)
     return out
+
+
+def test_segment_sums_match_numpy_and_gradient():
+    data = np.random.RandomState(0).randn(6, 3)
+    ids = np.array([0, 2, 0, 1, 2, -1])
+    ref = np.zeros((4, 3))
+    for i, s in enumerate(ids):
+        if s >= 0:
+            ref[s] += data[i]
+    np.testing.assert_allclose(run(tf.unsorted_segment_sum(data, ids, 4)), ref)
+    counts = np.maximum(np.bincount(ids[ids >= 0], minlength=4), 1)[:, None]
+    np.testing.assert_allclose(run(tf.math.unsorted_segment_mean(data, ids, 4)), ref / counts)
+    np.testing.assert_allclose(run(tf.math.unsorted_segment_sqrt_n(data, ids, 4)), ref / np.sqrt(counts))
+    np.testing.assert_allclose(run(tf.segment_sum(data[:4], [0, 0, 1, 1])), [data[:2].sum(0), data[2:4].sum(0)])
+    np.testing.assert_allclose(run(tf.segment_mean(data[:3], [0, 1, 1])), [data[0], data[1:3].mean(0)])
+    check_gradients(lambda d: tf.unsorted_segment_sum(d, ids, 4), [data])
 
 
 def test_tf_docs_examples():

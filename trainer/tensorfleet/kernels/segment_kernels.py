@@ -1,4 +1,5 @@
-"""Kernels of ops/segment_extra_ops.py (CPU, host numpy): SegmentMax/Min/Prod and UnsortedSegmentMax/Min/Prod.
+"""Kernels of ops/segment_ops.py (CPU, host numpy): UnsortedSegmentSum, SegmentMax/Min/Prod and
+UnsortedSegmentMax/Min/Prod.
 
 Checks and messages are TF 1.15's (segment_reduction_ops.cc), each naming the node:
 sorted ids must be a vector as long as data's first dimension and increasing; unsorted ids must prefix
@@ -31,6 +32,23 @@ def lowest(dtype):
 def highest(dtype):
     """numeric_limits<T>::max(): the empty unsorted min."""
     return np.finfo(dtype).max if np.issubdtype(dtype, np.inexact) else np.iinfo(dtype).max
+
+
+@host_inputs(1, 2)
+@register_kernel("UnsortedSegmentSum", devices=_CPU)
+def unsorted_segment_sum(ctx, data, segment_ids, num_segments):
+    data, ids = np.asarray(to_host(data)), np.asarray(to_host(segment_ids))
+    n = int(np.asarray(to_host(num_segments)))
+    if ids.shape != data.shape[:ids.ndim]:
+        raise _bad(ctx, f"segment_ids.shape = {list(ids.shape)} does not prefix data.shape = {list(data.shape)}")
+    if ids.size and (ids.max() >= n):
+        raise _bad(ctx, f"segment_ids[{int(np.argmax(ids))}] = {int(ids.max())} is out of range [0, {n})")
+    out = np.zeros((n,) + data.shape[ids.ndim:], dtype=data.dtype)
+    flat_ids = ids.reshape(-1)
+    flat = data.reshape((flat_ids.size,) + data.shape[ids.ndim:])
+    keep = flat_ids >= 0  # TF drops negative ids
+    np.add.at(out, flat_ids[keep], flat[keep])
+    return out
 
 
 def _check_sorted_ids(ctx, data, ids):

@@ -1,9 +1,10 @@
-"""tf.scatter_mul / div / min / max, tf.scatter_nd_update / add / sub and tf.count_up_to (ops/scatter_extra_ops.py).
+"""Sparse variable updates (ops/scatter_ops.py): tf.scatter_update / add / sub, tf.scatter_mul / div / min / max and
+tf.scatter_nd_update / add / sub.
 
-Oracles: numpy's unbuffered ufunc.at (np.multiply.at, np.minimum.at, ...: every repeated index combines, which
-is TF's documented duplicate rule), Python's integer division truncated toward zero (C's, TF's ScatterDiv on
-integers), TF 1.15's docstring examples verbatim for scatter_nd_*, TF's documented count_up_to contract, and the
-same graphs on fake_cupy's GPU compared with numpy.
+Oracles: numpy's fancy assignment and unbuffered ufunc.at (np.add.at, np.multiply.at, ...: every repeated index
+combines, which is TF's documented duplicate rule), Python's integer division truncated toward zero (C's, TF's
+ScatterDiv on integers), TF 1.15's docstring examples verbatim for scatter_nd_*, and the same graphs on fake_cupy's
+GPU compared with numpy.
 """
 import numpy as np
 import pytest
@@ -138,30 +139,6 @@ def test_scatter_nd_names_shapes_and_errors():
             s.run(tf.scatter_nd_add(v, [[0, 0], [4, 0]], [1.0, 2.0], name="bad_nd"))
 
 
-# -- count_up_to ------------------------------------------------------------------------------------------------
-def test_count_up_to_counts_then_raises_out_of_range():
-    c = tf.Variable(1, name="counter")
-    t = tf.count_up_to(c, 3)
-    c64 = tf.Variable(np.int64(0))
-    t64 = c64.count_up_to(1)
-    assert (t.op.type, t.op.name, t.dtype, t.shape.as_list()) == ("CountUpTo", "CountUpTo", tf.int32, [])
-    assert t64.dtype == tf.int64 and op_registry.get_op_def("CountUpTo").updates_variables == ("var",)
-    with tf.Session() as s:
-        s.run(tf.global_variables_initializer())
-        assert [s.run(t), s.run(t)] == [1, 2]  # the value before each increment
-        assert s.run(c) == 3
-        with pytest.raises(tf.errors.OutOfRangeError, match=r"Reached limit of 3(.|\n)*node CountUpTo"):
-            s.run(t)
-        assert s.run(c) == 3
-        assert s.run(t64) == 0
-        with pytest.raises(tf.errors.OutOfRangeError, match="Reached limit of 1"):
-            s.run(t64)
-    with pytest.raises(TypeError, match="parameter 'ref' has DataType float32"):
-        tf.count_up_to(tf.Variable(0.0), 3)
-    with pytest.raises(ValueError, match="Shape must be rank 0 but is rank 1"):
-        tf.count_up_to(tf.Variable([0]), 3)
-
-
 # -- the GPU path (fake_cupy) -------------------------------------------------------------------------------------
 def test_scatter_kernels_on_the_fake_gpu_match_numpy(monkeypatch):
     fake_cupy.install(monkeypatch, devices=1)
@@ -218,3 +195,29 @@ def test_scatter_steps_under_cuda_graph_replay_fall_back_cleanly_and_match_numpy
             np.testing.assert_allclose(s.run(step, {idx: i, upd: u}), want)
         replay = next(p.replay for k, p in s._plans.items() if step in k[0])
     assert replay is not None and replay.disabled and replay.captures == 0
+
+
+# -- scatter_update / scatter_add / scatter_sub -------------------------------
+def test_scatter_ops_update_the_variable_like_numpy():
+    init = np.arange(12, dtype=np.float32).reshape(4, 3)
+    v = tf.Variable(init)
+    upd = np.ones((2, 3), np.float32) * [[10], [20]]
+    su = tf.scatter_update(v, [3, 1], upd)
+    sa = tf.scatter_add(v, tf.constant([0, 0], tf.int64), upd)
+    ss = tf.scatter_sub(v, [2], [[1, 2, 3]])
+    assert su.op.colocation_groups() == v.op.colocation_groups() and su.shape.as_list() == [4, 3]
+    want = init.copy()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        want[[3, 1]] = upd
+        np.testing.assert_array_equal(sess.run(su), want)
+        np.add.at(want, [0, 0], upd)
+        np.testing.assert_array_equal(sess.run(sa), want)
+        want[2] -= [1, 2, 3]
+        np.testing.assert_array_equal(sess.run(ss), want)
+        np.testing.assert_array_equal(sess.run(v), want)
+        assert sess.run(v).dtype == np.float32
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices\[1\] = 4 is not in \[0, 4\)"):
+            sess.run(tf.scatter_add(v, [0, 4], upd))
+    with pytest.raises(ValueError, match="Dimension 1 in both shapes must be equal, but are 2 and 3"):
+        tf.scatter_update(v, [0], [[1.0, 2.0]])

@@ -1,4 +1,4 @@
-"""Gradient coverage gaps: central finite differences (float64) for the ops the per-module tests reach only
+"""Gradient coverage: central finite differences (float64) for the gradients the per-module tests reach only
 as forward plumbing -- the internal gradient ops' own gradients (second order, through `vjp`), AddN, Cast,
 Identity/PlaceholderWithDefault, ReshapeLike, the nn-private flatten ops and seeded Dropout.
 
