@@ -18,8 +18,8 @@ with `kernel_thread()`. Two parts:
   glibc's `fegetmode`/`fesetmode` (three C calls a step, on per-thread buffers; the mode is read at every
   step, so one the user set between steps is what the step restores) and restored after the step, so the
   user's own numpy and Python arithmetic between steps keeps IEEE denormals. A step inside a step (a
-  py_func running a session) finds the bits on and leaves them to the outer step. Elsewhere (not x86-64 Linux, or no `fesetmode` in the C
-  library) denormals are kept, as numpy keeps them.
+  py_func running a session) finds the bits on and leaves them to the outer step. Elsewhere (not x86-64
+  Linux, or no `fesetmode` in the C library) denormals are kept, as numpy keeps them.
 """
 from __future__ import annotations
 
