@@ -19,9 +19,9 @@ chief/worker modes (a Supervisor session and a raw loop to STEPS global steps, d
                   a `with MonitoredTrainingSession(...)` block with a StopAtStepHook; in it, at step 5:
                   `raise SystemExit(1)`, `raise SystemExit("giving up")`, or a ValueError caught outside the
                   block (then the script ends normally)
-  done_queue, done_queue_die
+  done_queue, done_queue_die, done_queue_big
                   after the loop, enqueue this worker's token on the ps's done queue (`_die`: `os._exit(9)`
-                  before it)
+                  before it; `_big`: the same step then makes 64 MB on the ps and fetches it)
 With GO_FILE set, the chief waits (at most 60 s) for that file to exist before its loop ends.
 """
 import json
@@ -74,6 +74,8 @@ with tf.device(tf.train.replica_device_setter(worker_device="/job:worker/task:%d
     train = tf.train.GradientDescentOptimizer(0.01).minimize(loss, global_step=gs)
     init = tf.global_variables_initializer()
 enqueue_done = done_q.enqueue(1)
+with tf.device("/job:ps/task:0"), tf.control_dependencies([enqueue_done]):
+    token_then_64mb = tf.fill([1 << 24], 1.0)   # made and sent back after the token is in: a slow reply
 steps = int(os.environ.get("STEPS", "20"))
 feed = {x: np.ones((2, 4), np.float32)}
 config = tf.ConfigProto(device_filters=["/job:ps", "/job:worker/task:%d" % idx])
@@ -126,8 +128,11 @@ else:
     if mode.startswith("done_queue"):
         if mode == "done_queue_die":
             os._exit(9)   # killed before it sent its token
-        sess.run(enqueue_done)
-        print("TOKEN SENT", flush=True)
+        if mode == "done_queue_big":
+            print("TOKEN SENT", float(sess.run(token_then_64mb).sum()), flush=True)
+        else:
+            sess.run(enqueue_done)
+            print("TOKEN SENT", flush=True)
     if mode == "raise_exit1":
         raise SystemExit(1)
     if mode == "raise_exit0":

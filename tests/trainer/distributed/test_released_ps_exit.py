@@ -3,7 +3,8 @@
 - the TF1 "done queue" idiom (the ps's main thread dequeues one token per worker instead of `server.join()`): a
   worker dies before its token, the grace period ends, the release stops the ps; the dequeue ends the process
   with SystemExit(0) (its `finally` runs), not a CancelledError traceback and status 1;
-- the same idiom when every worker sends its token: every process exits 0;
+- the same idiom when every worker sends its token: every process exits 0, the last token's step too, whose
+  reply the exiting ps still sends;
 - servers released in a process that hosts others (tests) never end it.
 """
 import threading
@@ -42,6 +43,18 @@ def test_a_done_queue_ps_whose_workers_all_send_their_token_exits_0(procs):
         assert "TOKEN SENT" in w.output
     assert ps.wait(60) == 0, ps.output
     assert "Traceback" not in ps.output, ps.output
+
+
+def test_a_done_queue_ps_ending_at_the_last_token_sends_that_steps_reply_first(procs):
+    """The last token's dequeue returns and the ps's script exits at once, while the step that enqueued it is
+    still making and sending its reply (64 MB): the process waits for the reply (server._drain_at_exit)."""
+    cluster = spec(workers=1)
+    ps = procs(cluster, "ps", 0, "done_queue")
+    worker = procs(cluster, "worker", 0, "done_queue_big")
+    assert worker.wait() == 0, worker.output
+    assert "TOKEN SENT %s" % float(1 << 24) in worker.output, worker.output
+    assert ps.wait(60) == 0, ps.output
+    assert "ps got done token 0" in ps.output and "PS END" in ps.output, ps.output
 
 
 def test_a_ps_released_in_a_process_with_other_servers_does_not_end_it(monkeypatch):

@@ -138,6 +138,13 @@ class BulkCalls:
 
     def _answer(self, conn, raw: bytes, payload, bind) -> bool:
         """Serves one request; False closes the connection."""
+        self._methods.answer_started()
+        try:
+            return self._answer_counted(conn, raw, payload, bind)
+        finally:
+            self._methods.answer_ended()
+
+    def _answer_counted(self, conn, raw: bytes, payload, bind) -> bool:
         try:
             header = service_pb2.CallHeader.FromString(raw)
         except DecodeError:

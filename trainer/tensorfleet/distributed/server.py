@@ -25,6 +25,7 @@ The method table is `service_methods.Methods`, the gRPC handler `grpc_handler.Gr
 """
 from __future__ import annotations
 
+import atexit
 import hmac
 import ipaddress
 import logging
@@ -58,6 +59,8 @@ from .worker import WorkerService
 
 logger = logging.getLogger("tensorfleet.distributed")
 _LOCAL_SERVERS: dict = {}  # port -> Server started in this process
+#: at this process's exit, how long it waits in all for the replies its servers are sending (`_drain_at_exit`)
+EXIT_DRAIN_SECONDS = 2.0
 _LOCAL_LOCK = threading.Lock()
 
 
@@ -159,6 +162,7 @@ class Server:
         self._started = True
         with _LOCAL_LOCK:
             _LOCAL_SERVERS[self._port] = self
+        _register_exit_drain()
         if self._job in shutdown.WORKER_JOBS and "ps" in self._cluster.jobs:
             shutdown.register_task_end(self)
         logger.info("Started server for %s at %s (bulk port %d)", self.task_name, self.target, self._bulk_port)
@@ -391,6 +395,31 @@ class Server:
 
     def _token_ok(self, given: str) -> bool:
         return not self._token or hmac.compare_digest(given.encode(), self._token.encode())
+
+
+_drain_registered = False
+
+
+def _register_exit_drain() -> None:
+    global _drain_registered
+    with _LOCAL_LOCK:
+        if _drain_registered:
+            return
+        _drain_registered = True
+    atexit.register(_drain_at_exit)
+
+
+def _drain_at_exit() -> None:
+    """At the process's exit, the bulk calls its servers are answering finish first (at most EXIT_DRAIN_SECONDS
+    in all): a ps whose main thread ends the process as soon as a worker's call let it (the TF1 done-queue
+    idiom: the last token's dequeue returns, the script exits) would otherwise close that worker's
+    connection before the enqueue's reply went out, failing a worker whose step had run."""
+    deadline = time.monotonic() + EXIT_DRAIN_SECONDS
+    with _LOCAL_LOCK:
+        servers = list(_LOCAL_SERVERS.values())
+    for server in servers:
+        while server._methods.answering and time.monotonic() < deadline:
+            time.sleep(0.002)
 
 
 def local_server_for(target: str) -> Optional[Server]:

@@ -77,7 +77,17 @@ class Methods:
         #: ps exits after a timeout: shutdown.py)
         self.last_call = time.monotonic()
         self.in_flight = 0
+        #: bulk calls between their request read and their reply sent (server.py waits for them at exit)
+        self.answering = 0
         self._count_lock = threading.Lock()
+
+    def answer_started(self) -> None:
+        with self._count_lock:
+            self.answering += 1
+
+    def answer_ended(self) -> None:
+        with self._count_lock:
+            self.answering -= 1
 
     def _close_session(self, handle: str) -> None:
         self.master.close_session(handle)
