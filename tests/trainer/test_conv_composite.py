@@ -5,18 +5,7 @@ import pytest
 
 import tensorfleet as tf
 from gradcheck import check_gradients
-
-
-@pytest.fixture(autouse=True)
-def _graph():
-    with tf.Graph().as_default():
-        yield
-
-
-def run(t):
-    with tf.Session() as s:
-        s.run(tf.global_variables_initializer())
-        return s.run(t)
+from helpers import init_and_run as run
 
 
 def conv1d_ref(x, f, stride, padding):

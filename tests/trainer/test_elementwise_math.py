@@ -11,20 +11,10 @@ import pytest
 
 import tensorfleet as tf
 from gradcheck import check_gradients
+from helpers import run
 
 X = np.array([[0.1, -0.4, 0.7], [0.3, 0.55, -0.8]])  # inside (-1, 1): every inverse function is defined
 BIG = np.array([[1.2, 1.7, 2.5], [3.1, 1.05, 4.0]])  # > 1: acosh
-
-
-def run(t, feed=None):
-    with tf.Session() as s:
-        return s.run(t, feed)
-
-
-@pytest.fixture(autouse=True)
-def _graph():
-    with tf.Graph().as_default():
-        yield
 
 
 UNARY = [(tf.tan, np.tan, X), (tf.asin, np.arcsin, X), (tf.acos, np.arccos, X), (tf.atan, np.arctan, X),

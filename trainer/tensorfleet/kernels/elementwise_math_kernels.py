@@ -3,6 +3,7 @@ written against `ctx.xp` (numpy on CPU, cupy on GPU).
 """
 from __future__ import annotations
 
+from .math_kernels import register_xp_unary
 from .registry import register_kernel
 
 UNARY = (("Tan", "tan"), ("Asin", "arcsin"), ("Acos", "arccos"), ("Atan", "arctan"), ("Sinh", "sinh"),
@@ -10,16 +11,8 @@ UNARY = (("Tan", "tan"), ("Asin", "arcsin"), ("Acos", "arccos"), ("Atan", "arcta
          ("Rint", "rint"))
 
 
-def _unary(op_type, fn_name):
-    @register_kernel(op_type)
-    def kernel(ctx, x):
-        return getattr(ctx.xp, fn_name)(x)
-    kernel.__name__ = fn_name
-    return kernel
-
-
 for _op, _fn in UNARY:
-    _unary(_op, _fn)
+    register_xp_unary(_op, _fn)
 
 
 @register_kernel("Atan2")

@@ -97,7 +97,8 @@ def squared_difference(ctx, x, y):
 
 
 # -- unary --------------------------------------------------------------------
-def _unary(op_type, fn_name):
+def register_xp_unary(op_type: str, fn_name: str):
+    """Registers `op_type`'s kernel: the array module's (numpy / cupy) function `fn_name` of its one input."""
     @register_kernel(op_type)
     def kernel(ctx, x):
         return getattr(ctx.xp, fn_name)(x)
@@ -109,7 +110,7 @@ for _op, _fn in (("Abs", "abs"), ("Sign", "sign"), ("Exp", "exp"), ("Log", "log"
                  ("Sqrt", "sqrt"), ("Square", "square"), ("Reciprocal", "reciprocal"), ("Floor", "floor"),
                  ("Ceil", "ceil"), ("Round", "round"), ("Sin", "sin"), ("Cos", "cos"), ("IsNan", "isnan"),
                  ("IsInf", "isinf"), ("IsFinite", "isfinite"), ("LogicalNot", "logical_not")):
-    _unary(_op, _fn)
+    register_xp_unary(_op, _fn)
 
 
 @register_kernel("Rsqrt")
