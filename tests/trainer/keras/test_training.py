@@ -133,8 +133,11 @@ def test_learning_phase_is_fed_true_by_fit_only():
     model.compile(tf.keras.optimizers.SGD(0.0), "categorical_crossentropy")
     clean = model.evaluate(x, y, verbose=0)
     assert clean == pytest.approx(per_sample_ce(model, x, y).mean(), rel=1e-5)  # predict/evaluate: no dropout
-    trained = model.fit(x, y, batch_size=50, verbose=0).history["loss"][0]
-    assert trained != pytest.approx(clean, rel=1e-3)
+    # fit: dropout on, a new mask each epoch (SGD(0.0): the weights stay). One mask may by chance give the clean
+    # loss within 1e-3 (seen once, a fresh-clone suite run on 2026-11-29: 1.52162 against 1.52175); five cannot.
+    trained = model.fit(x, y, batch_size=50, epochs=5, verbose=0).history["loss"]
+    assert any(loss != pytest.approx(clean, rel=1e-3) for loss in trained), (trained, clean)
+    assert model.evaluate(x, y, verbose=0) == pytest.approx(clean, rel=1e-6)   # and off again after fit
 
 
 def test_one_session_run_per_batch(monkeypatch):
