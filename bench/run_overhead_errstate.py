@@ -1,10 +1,12 @@
-"""Cost of silencing numpy's floating-point warnings around each Session.run (np.errstate, issue 9).
+"""Cost of the kernels' floating-point state around each Session.run: numpy's warnings off (issue 9) and,
+since 2026-11-29, denormals flushed to zero as TF's kernels run (kernels/fp_state.py).
 
     OPENBLAS_NUM_THREADS=1 python bench/run_overhead_errstate.py [--calls 20000] [--rounds 7]
 
 Times a trivial Session.run (two scalar feeds, one Add) three ways, taking turns within each round:
-as shipped (kernels/fp_state: numpy's context variable set directly), with np.errstate(all="ignore")
-instead, and with no floating-point state change at all (the step as before); prints the median
+as shipped (kernels/fp_state: numpy's context variable set directly, and the MXCSR's DAZ/FTZ bits set and
+restored), with np.errstate(all="ignore") instead (no flushing), and with no floating-point state change at
+all; prints the median
 microseconds per call of each and the median per-round differences against the latter.
 """
 from __future__ import annotations

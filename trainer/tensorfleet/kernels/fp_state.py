@@ -15,8 +15,8 @@ with `kernel_thread()`. Two parts:
   bits. Besides TF's numbers this keeps TF's speed: an optimizer slot decaying through the denormal range
   (Adam's `m` for a weight whose gradient is often 0, e.g. an MNIST border pixel's) makes numpy's loops
   several times slower on x86 (bench/dist_mnist_adam.py --cpu shows the ps's CPU per step). Set through
-  glibc's `fegetmode`/`fesetmode` (three C calls a step, on per-thread buffers; the mode is read at every
-  step, so one the user set between steps is what the step restores) and restored after the step, so the
+  glibc's `fegetmode`/`fesetmode` (three C calls a step on per-thread buffers, about 1.5 us; the mode is
+  read at every step, so one the user set between steps is what the step restores) and restored after the step, so the
   user's own numpy and Python arithmetic between steps keeps IEEE denormals. A step inside a step (a
   py_func running a session) finds the bits on and leaves them to the outer step. Elsewhere (not x86-64
   Linux, or no `fesetmode` in the C library) denormals are kept, as numpy keeps them.
@@ -60,13 +60,12 @@ def _context_variable() -> Optional[Tuple[Callable[[], Any], Callable[[Any], Non
 _np_enter, _np_exit = _context_variable() or (_seterr_enter, _seterr_exit)
 
 
-class _FeMode(ctypes.Structure):
-    """glibc's x86-64 `femode_t`: the x87 control word and the SSE control/status register."""
-    _fields_ = [("control_word", ctypes.c_ushort), ("reserved", ctypes.c_ushort), ("mxcsr", ctypes.c_uint)]
+_FTZ_DAZ_MODE = _FTZ_DAZ << 32   # the same bits in glibc's x86-64 `femode_t` read as one little-endian u64:
+#                                   the x87 control word (u16), 2 bytes reserved, then the SSE MXCSR (u32)
 
 
 def _mode_functions() -> Optional[Tuple[Callable[[int], int], Callable[[int], int]]]:
-    """(fegetmode, fesetmode) of the C library on x86-64 Linux, called with a struct's address (no argument
+    """(fegetmode, fesetmode) of the C library on x86-64 Linux, called with a buffer's address (no argument
     conversion: a step pays three such calls); None where denormals cannot be flushed."""
     if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
         return None
@@ -81,13 +80,16 @@ def _mode_functions() -> Optional[Tuple[Callable[[int], int], Callable[[int], in
 
 _MODE = _mode_functions()
 FLUSHES_DENORMALS = _MODE is not None
+_GET, _SET = _MODE or (None, None)
 
 
 class _ThreadModes(threading.local):
-    """Per thread, made once: a scratch mode to read into, the mode a step restores, the step's own."""
+    """Per thread, made once: a buffer to read the mode into, the mode a step restores and the step's own
+    (each a `femode_t` as a u64), and their addresses."""
 
     def __init__(self) -> None:
-        self.now, self.saved, self.flushed = _FeMode(), _FeMode(), _FeMode()
+        # saved 0: none read yet (no real mode is 0: the x87 control word's reserved bit 6 always reads 1)
+        self.now, self.saved, self.flushed = ctypes.c_uint64(), ctypes.c_uint64(0), ctypes.c_uint64()
         self.now_at, self.saved_at, self.flushed_at = (ctypes.addressof(m) for m in
                                                        (self.now, self.saved, self.flushed))
 
@@ -98,19 +100,16 @@ _THREAD = _ThreadModes()
 def _flush() -> int:
     """Turns DAZ and FTZ on in this thread; -> the address of the mode to restore, 0 when they were on already
     (a step inside a step, a pool thread) or cannot be set."""
-    if _MODE is None:
+    if _GET is None:
         return 0
-    get, set_ = _MODE
     t = _THREAD
-    get(t.now_at)
-    now = t.now
-    if now.mxcsr & _FTZ_DAZ == _FTZ_DAZ:
+    _GET(t.now_at)
+    now = t.now.value
+    if now & _FTZ_DAZ_MODE == _FTZ_DAZ_MODE:
         return 0
-    if now.mxcsr != t.saved.mxcsr or now.control_word != t.saved.control_word:   # first step, or changed since
-        ctypes.memmove(t.saved_at, t.now_at, ctypes.sizeof(_FeMode))
-        ctypes.memmove(t.flushed_at, t.now_at, ctypes.sizeof(_FeMode))
-        t.flushed.mxcsr |= _FTZ_DAZ
-    set_(t.flushed_at)
+    if now != t.saved.value:   # the thread's first step, or a mode changed since its last one
+        t.saved.value, t.flushed.value = now, now | _FTZ_DAZ_MODE
+    _SET(t.flushed_at)
     return t.saved_at
 
 
@@ -122,8 +121,8 @@ def enter() -> Any:
 def exit(token: Any) -> None:  # noqa: A001 - the pair of `enter`
     """After the step: this thread's state as before `enter`."""
     np_token, mode_at = token
-    if mode_at and _MODE is not None:
-        _MODE[1](mode_at)
+    if mode_at:
+        _SET(mode_at)
     _np_exit(np_token)
 
 
