@@ -173,18 +173,21 @@ def test_no_unauthenticated_client_exhausts_a_ps(cluster_procs):
                 s.sendall(cut[i % len(cut)])
         served.append(legit.served_more())
 
-        # D: gRPC calls without the token, a 100 MB unary body and a stream of 1 MiB chunks
+        # D: gRPC calls without the token, a 100 MB unary body and a stream of 1 MiB chunks. Refused: the handler
+        # answers UNAUTHENTICATED, or, when the connection's AUTH_SECONDS (1 s) without a call carrying the token
+        # ran out first (the 400 MB take longer on a loaded machine), the server closes it: UNAVAILABLE
+        refused = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.UNAVAILABLE)
         with grpc.insecure_channel(address, options=[("grpc.max_send_message_length", 200 << 20)]) as channel:
             for md in ([], [("tensorfleet-token", "wrong")]):
                 with pytest.raises(grpc.RpcError) as e:
                     channel.unary_unary("/tensorfleet.rpc.MasterService/CreateSession")(
                         bytes(100 << 20), metadata=md, timeout=30)
-                assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED
+                assert e.value.code() in refused, e.value
                 chunks = (pb.Chunk(data=bytes(1 << 20)).SerializeToString() for _ in range(100))
                 with pytest.raises(grpc.RpcError) as e:
                     list(channel.stream_stream("/tensorfleet.rpc.WorkerService/RunGraph")(chunks, metadata=md,
                                                                                         timeout=30))
-                assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED
+                assert e.value.code() in refused, e.value
         served.append(legit.served_more())
         end = proc_status(proc.pid)
     finally:
