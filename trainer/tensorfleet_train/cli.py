@@ -140,7 +140,8 @@ def _run(args, command: list, environ, shutdown: Shutdown) -> int:
             from .startup import wait_for_peers
 
             shutdown.install()
-            wait_for_peers(peers, args.startup_timeout, stop=lambda: shutdown.requested)
+            waited = wait_for_peers(peers, args.startup_timeout, stop=lambda: shutdown.requested)
+            runlog.log("peers_ready", f"{len(peers)} peer(s) reachable", waited_sec=round(waited, 3))
         code = script_runner.run_command(argv, args.grace_period)
         script_runner.report_script_end(task, code)
         return code

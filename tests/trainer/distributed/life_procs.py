@@ -29,6 +29,7 @@ class OutputProc:
         self.popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True, env=task_env(env))
         self.lines: list = []
+        self.line_at: list = []   # time.monotonic() when each line was read
         self.ended_at = None
         self._cond = threading.Condition()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -38,6 +39,7 @@ class OutputProc:
         for line in self.popen.stdout:
             with self._cond:
                 self.lines.append(line.rstrip("\n"))
+                self.line_at.append(time.monotonic())
                 self._cond.notify_all()
         self.popen.wait()
         with self._cond:
@@ -65,6 +67,15 @@ class OutputProc:
                 if left <= 0 or self.ended_at is not None:
                     raise AssertionError(f"no line matching {pattern!r}:\n{self.output}")
                 self._cond.wait(min(left, 0.5))
+
+    def time_of(self, pattern: str) -> float:
+        """When the first output line matching `pattern` was read (time.monotonic()); AssertionError if none."""
+        rx = re.compile(pattern)
+        with self._cond:
+            for line, at in zip(self.lines, self.line_at):
+                if rx.search(line):
+                    return at
+        raise AssertionError(f"no line matching {pattern!r}:\n{self.output}")
 
     def wait(self, timeout: float = 0) -> int:
         timeout = timeout or self.WAIT

@@ -80,7 +80,9 @@ def test_a_restarted_worker_still_training_at_the_release_keeps_its_ps(procs, tm
     assert second.wait() == 0, second.output   # its last steps after the release: the ps still served it
     assert "TOLD" in second.output and "FINAL" in second.output
     assert ps.wait(60) == 0, ps.output
-    assert ps.ended_at >= second.ended_at - 0.5, "the ps stopped before the restarted worker had ended"
+    # the ps outlived the restarted worker's training and final evaluation (its process then reports its end at
+    # exit, and may still be exiting when the ps ends: seen 0.53 s later at load average 10)
+    assert ps.ended_at >= second.time_of("^FINAL"), "the ps stopped before the restarted worker had ended"
     assert "no end report" not in ps.output, ps.output
 
 
