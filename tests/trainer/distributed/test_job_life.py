@@ -82,7 +82,9 @@ def test_a_straggler_finishes_its_last_steps_after_the_chief_ended(tasks):
     assert straggler.wait() == 0, straggler.output   # no OutOfRangeError / UnavailableError from a vanished ps
     assert "FINAL" in straggler.output
     assert ps.wait() == 0, ps.output
-    assert ps.ended_at >= straggler.ended_at - 0.5, "the ps stopped before the straggler had ended"
+    # the ps outlived the straggler's extra steps and final evaluation (FINAL: after its last call to the ps); its
+    # process then reports its end at exit and may still be exiting when the ps ends (0.85 s at load average 10)
+    assert ps.ended_at >= straggler.time_of("^FINAL"), "the ps stopped before the straggler had ended"
 
 
 def test_a_worker_killed_by_sigkill_holds_the_released_ps_only_for_the_grace_period(tasks):
