@@ -146,6 +146,8 @@ def _sync_graph(spec, i, workers, aggregate):
                  stale=opt.stale_gradients())
         if i == 0:
             m.update(qr=opt.get_chief_queue_runner(), tokens=opt.get_init_tokens_op())
+        m.update(hook=opt.make_session_run_hook(is_chief=i == 0))
+        m["hook"].begin()
     return m
 
 
@@ -238,6 +240,33 @@ def test_backup_worker_gradient_is_dropped_and_counted_and_all_three_workers_go_
         sc.step([1, 2], [xb, xc], [0.0, 0.0])
         sc.wait_global_step(2)
         np.testing.assert_allclose(sc.read("v", 1), v0 - LR * (xa + xb) / 2 - LR * (xb + xc) / 2, rtol=1e-6)
+    finally:
+        joined, alive = sc.close()
+    assert not alive and joined < 30
+
+
+def test_workers_leaving_after_a_clean_end_give_back_the_token_the_chiefs_last_step_waits_for(spec):
+    """At the end of a run with a backup worker, the other workers can take every token: a worker whose step
+    began two global steps before the last runs one step more (StopAtStepHook checks the step it read at the
+    start of a run). The chief's last step then waits for a token no one will release (TF's blocks for good);
+    here each worker's hook gives one back when its session ends cleanly."""
+    sc = _SyncCluster(spec, workers=3, aggregate=2)
+    x, c = np.ones(3, np.float32), 0.0
+    try:
+        assert sc.step([1, 2], [x, x], [c, c]) == [0, 0]  # the 2 initial tokens
+        sc.wait_global_step(1)  # 3 tokens holding step 1
+        assert sc.step([1, 2], [x, x], [c, c]) == [1, 1]  # stale pushes (local step 0); 1 token left
+        assert sc.step([1], [x], [c]) == [1]  # a fresh push for step 1, the last token: the queue is empty
+        done = []
+        chief = threading.Thread(target=lambda: done.append(sc.step([0], [x], [c])), daemon=True)
+        chief.start()  # its push (local step 0) is stale; its dequeue waits
+        chief.join(1.0)
+        assert chief.is_alive() and not done, "the chief's step returned without a token"
+        for i in (1, 2):
+            sc.models[i]["hook"].end(sc.sessions[i])
+        chief.join(WAIT)
+        assert done == [[1]], "the chief's last step stayed blocked after the other workers left"
+        assert sc.read("gs") == 1 and sc.read("stale") == 3  # the tokens given back made no step
     finally:
         joined, alive = sc.close()
     assert not alive and joined < 30

@@ -22,7 +22,11 @@ pushes dropped so far; and when the chief's coordinator stops, its queue runner'
 cancel op cancels the pending take (TF leaves that thread blocked until the stop
 grace period, 120 s by default, runs out) and releases `2 * tokens_per_step` tokens
 holding the final global step, so no worker stays blocked waiting for a step that
-will never come (with backup workers, TF's often do).
+will never come (with backup workers, TF's often do). Symmetrically, a non-chief
+worker's hook gives one token back when its session ends cleanly: a worker whose
+last step straddled the final two steps runs one step more (`StopAtStepHook` checks
+the step read at the start of a run) and may take the token the chief's own last
+step waits for; without it the chief blocks for good, as TF's does.
 """
 from __future__ import annotations
 
@@ -69,6 +73,7 @@ class SyncReplicasOptimizer(Optimizer):
         self._chief_queue_runner = None
         self._accumulator_list: list = []  # (accumulator, device)
         self._stale_gradients = None
+        self._leave_op = None
         self._local_step = None
         self.local_step_init_op = None
         self.chief_init_op = None
@@ -142,6 +147,11 @@ class SyncReplicasOptimizer(Optimizer):
                     # see the final global step), where TF leaves them blocked
                     release = self._sync_token_queue.enqueue_many(
                         (array_ops.fill([2 * self._tokens_per_step], global_step),))
+                    # a non-chief worker whose training ended gives one token back: after the last step a
+                    # worker whose step began two steps earlier runs one more and may take the token the
+                    # chief's own last step waits for (TF's chief then stays blocked)
+                    self._leave_op = self._sync_token_queue.enqueue_many(
+                        (array_ops.fill([1], global_step),), name="sync_replicas_leave")
                     cancel_op = control_flow_ops.group(
                         dummy_queue.close(cancel_pending_enqueues=True), release,
                         *[a.cancel_takes() for a, _ in self._accumulator_list], name="sync_replicas_cancel")
@@ -251,3 +261,13 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
             session.run(self._init_tokens_op)
         if self._q_runner is not None:
             self._q_runner.create_threads(session, coord=coord, daemon=True, start=True)
+
+    def end(self, session):
+        """Beyond TF (whose hook has no `end`): a non-chief worker leaving after a clean end gives one token
+        back, so the chief's last step, whose token a worker's one step more may have taken, returns."""
+        if self._is_chief:
+            return
+        try:
+            session.run(self._sync_optimizer._leave_op)
+        except errors.OpError as e:  # training is over: a ps already gone must not fail a clean end
+            logging.warning("SyncReplicasOptimizer: could not give the token back on leaving: %s", e)
