@@ -61,9 +61,10 @@ def test_numpy_between_steps_keeps_denormals_even_after_a_failing_step():
     assert _numpy_keeps_denormals()
 
 
-def test_kernels_on_the_executor_pool_threads_flush_too():
-    """Independent large branches with inter-op threads run concurrently on pool threads: every branch
-    flushes; a new thread's numpy keeps denormals."""
+def test_concurrent_branches_of_a_step_all_flush_and_threads_made_later_keep_denormals():
+    """Independent large branches with inter-op threads run concurrently: every branch flushes; a thread
+    made after the session keeps numpy's denormals. (The pool's threads are made inside the first step and
+    inherit its mode; the test below proves a pool flushes by itself.)"""
     n = 1 << 20   # large outputs: worth a pool thread (executor.plan.LARGE_ELEMENTWISE)
     x = tf.placeholder(tf.float32, [n])
     branches = [tf.sqrt(x * (1.0 + i)) for i in range(4)]

@@ -160,7 +160,9 @@ def test_backup_workers_three_workers_two_aggregated_finish(mnist_run):
                   f"--train_steps={steps}")
     results = [_last_json(o) for o in outs]
     chief = results[0]
-    assert chief["global_step"] == steps, outs[0]
+    # one step more when the chief's last run began two steps before the end and, given a token back by a
+    # leaving worker, pushed a fresh gradient beside another worker's one step more (StopAtStepHook's rule)
+    assert chief["global_step"] in (steps, steps + 1), outs[0]
     assert chief["test_accuracy"] >= 0.85, outs[0]
     pushed = sum(r["local_steps"] for r in results)
     # each step took 2 gradients, or 3 when the third arrived before the take; late ones were dropped
