@@ -8,6 +8,9 @@ replication. Each test starts from `tf.Session.reset` (variables, queues and acc
 Oracles: FIFO order; numpy for the averaged gradient steps (loss = sum(v * x) + w * c, so the gradients
 are x and c); TF 1.15's documented staleness rule (a gradient whose local step is older than the
 accumulator's step is dropped) for which pushes count."""
+import json
+import subprocess
+import sys
 import threading
 import time
 
@@ -15,10 +18,10 @@ import numpy as np
 import pytest
 
 import tensorfleet as tf
-from dist_cluster import Cluster
+from dist_cluster import HERE, Cluster, task_env
+from sync_graph import LR, sync_graph
 
 WAIT = 60  # bound on every wait for a thread or a step (generous: a busy 2-core machine)
-LR = 0.5
 
 
 @pytest.fixture(scope="module")
@@ -130,32 +133,11 @@ def test_blocked_get_over_grpc_honours_the_deadline_and_close_cancels_only_its_o
             s.close()
 
 
-def _sync_graph(spec, i, workers, aggregate):
-    g = tf.Graph()
-    with g.as_default(), tf.device(tf.train.replica_device_setter(worker_device=f"/job:worker/task:{i}",
-                                                                  cluster=spec)):
-        gs = tf.train.get_or_create_global_step()
-        v = tf.Variable([1.0, -2.0, 3.0], name="v")
-        w = tf.Variable(0.5, name="w")
-        x, c = tf.placeholder(tf.float32, [3]), tf.placeholder(tf.float32, [])
-        loss = tf.reduce_sum(v * x) + w * c
-        opt = tf.train.SyncReplicasOptimizer(tf.train.GradientDescentOptimizer(LR), replicas_to_aggregate=aggregate,
-                                             total_num_replicas=workers)
-        train = opt.minimize(loss, global_step=gs)
-        m = dict(graph=g, gs=gs, v=v, w=w, x=x, c=c, opt=opt, train=train, init=tf.global_variables_initializer(),
-                 stale=opt.stale_gradients())
-        if i == 0:
-            m.update(qr=opt.get_chief_queue_runner(), tokens=opt.get_init_tokens_op())
-        m.update(hook=opt.make_session_run_hook(is_chief=i == 0))
-        m["hook"].begin()
-    return m
-
-
 class _SyncCluster:
     """`workers` client sessions, the chief's init and queue runner, as the Supervisor style runs them."""
 
     def __init__(self, spec, workers, aggregate):
-        self.models = [_sync_graph(spec, i, workers, aggregate) for i in range(workers)]
+        self.models = [sync_graph(spec, i, workers, aggregate) for i in range(workers)]
         self.sessions = [_session(spec, i, m["graph"]) for i, m in enumerate(self.models)]
         chief, s0 = self.models[0], self.sessions[0]
         s0.run(chief["init"])
@@ -249,7 +231,7 @@ def test_workers_leaving_after_a_clean_end_give_back_the_token_the_chiefs_last_s
     """At the end of a run with a backup worker, the other workers can take every token: a worker whose step
     began two global steps before the last runs one step more (StopAtStepHook checks the step it read at the
     start of a run). The chief's last step then waits for a token no one will release (TF's blocks for good);
-    here each worker's hook gives one back when its session ends cleanly."""
+    here each worker's hook gives two back when its session ends cleanly."""
     sc = _SyncCluster(spec, workers=3, aggregate=2)
     x, c = np.ones(3, np.float32), 0.0
     try:
@@ -267,6 +249,47 @@ def test_workers_leaving_after_a_clean_end_give_back_the_token_the_chiefs_last_s
         chief.join(WAIT)
         assert done == [[1]], "the chief's last step stayed blocked after the other workers left"
         assert sc.read("gs") == 1 and sc.read("stale") == 3  # the tokens given back made no step
+        assert sc.read("tokens_left") == 2 * 2 - 1  # two each; the chief's step took one
+        sc.models[1]["hook"].end(sc.sessions[1])
+        assert sc.read("tokens_left") == 3  # once per process
+    finally:
+        joined, alive = sc.close()
+    assert not alive and joined < 30
+
+
+def _leaving_client(spec, task, workers, mode) -> str:
+    """Runs sync_leaving_client.py (a non-chief Supervisor-style client process) to its end; its output."""
+    proc = subprocess.run([sys.executable, f"{HERE}/sync_leaving_client.py", json.dumps(spec.as_dict()), str(task),
+                           str(workers), mode], env=task_env(), capture_output=True, text=True, timeout=WAIT * 2)
+    assert proc.returncode == 0 and "READY" in proc.stdout, proc.stdout + proc.stderr
+    return proc.stdout + proc.stderr
+
+
+def test_a_non_chief_supervisor_gives_two_tokens_back_on_stop_or_else_at_its_process_exit(spec):
+    """TF's mnist_replica.py (Supervisor style) never stops a non-chief's Supervisor: its process just ends. The
+    tokens a leaving worker gives back come then, from `sv.stop()` if it is called, else at the process's exit;
+    once either way. A session the script closed itself gives nothing (there is nothing left to run it on)."""
+    sc = _SyncCluster(spec, workers=2, aggregate=2)
+    try:
+        assert sc.read("tokens_left") == 2  # the chief's initial tokens
+        m = sc.models[1]
+        sv = tf.train.Supervisor(graph=m["graph"], is_chief=False, local_init_op=m["opt"].local_step_init_op,
+                                 ready_for_local_init_op=m["opt"].ready_for_local_init_op, recovery_wait_secs=0.2)
+        config = tf.ConfigProto(device_filters=["/job:ps", "/job:worker/task:1"])
+        sess = sv.prepare_or_wait_for_session("grpc://" + spec.job_tasks("worker")[1], config=config)
+        try:
+            sv.stop()
+            assert sc.read("tokens_left") == 4
+            sv.stop()
+            assert sc.read("tokens_left") == 4  # once
+        finally:
+            sess.close()
+        _leaving_client(spec, 1, 2, "exit")
+        assert sc.read("tokens_left") == 6  # at the process's exit
+        _leaving_client(spec, 1, 2, "stop")
+        assert sc.read("tokens_left") == 8  # at stop(), and not again at the exit
+        _leaving_client(spec, 1, 2, "closed")
+        assert sc.read("tokens_left") == 8
     finally:
         joined, alive = sc.close()
     assert not alive and joined < 30

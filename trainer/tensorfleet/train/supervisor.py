@@ -18,6 +18,7 @@ that training finished sees `should_stop()` true.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import sys
@@ -34,6 +35,10 @@ from .coordinator import Coordinator, LooperThread
 from .meta_graph import export_meta_graph
 from .saver import Saver
 from .session_manager import DEFAULT_RECOVERY_WAIT_SECS, SessionManager, report_uninitialized_variables
+from .sync_replicas_optimizer import LEAVE_OPS, give_tokens_back
+
+#: how long a non-chief worker's exit may wait to give its SyncReplicasOptimizer tokens back
+_LEAVE_AT_EXIT_MS = 5000
 
 __all__ = ["Supervisor", "basic_train_loop"]
 
@@ -65,6 +70,7 @@ class Supervisor:
         self._meta_graph_def = export_meta_graph(graph=self._graph, saver_def=self._saver.saver_def
                                                  if self._saver is not None else None)
         self._is_chief = is_chief
+        self._leaving = None   # a non-chief's session, while a SyncReplicasOptimizer token is to give back
         self._coord = Coordinator()
         self._recovery_wait_secs = recovery_wait_secs
         self._stop_grace_secs = stop_grace_secs
@@ -176,6 +182,10 @@ class Supervisor:
                 cluster_shutdown.register_chief_exit(self._server)
         else:
             sess = self._session_manager.wait_for_session(master, config=config, max_wait_secs=max_wait_secs)
+            if self._graph.get_collection(LEAVE_OPS):   # SyncReplicasOptimizer: leaving gives tokens back
+                if self._leaving is None:
+                    atexit.register(self._give_tokens_back, _LEAVE_AT_EXIT_MS)
+                self._leaving = sess
         if start_standard_services:
             self.start_queue_runners(sess)
         return sess
@@ -281,9 +291,16 @@ class Supervisor:
             self._started_threads = []
             if close_summary_writer and self._summary_writer is not None:
                 self._summary_writer.flush()
+        self._give_tokens_back()
         if self._is_chief and self._server is not None and not cluster_shutdown.process_crashed() \
                 and (in_flight is None or issubclass(in_flight, errors.OutOfRangeError)):
             cluster_shutdown.release_cluster(self._server)
+
+    def _give_tokens_back(self, timeout_ms: int = 0) -> None:
+        """Beyond TF: a non-chief worker leaving (`stop()`, else its process's exit: TF's `mnist_replica.py`
+        never stops its Supervisor) gives its SyncReplicasOptimizer tokens back (`give_tokens_back`)."""
+        if self._leaving is not None:
+            give_tokens_back(self._leaving, timeout_ms=timeout_ms)
 
     @contextlib.contextmanager
     def managed_session(self, master="", config=None, start_standard_services=True, close_summary_writer=True):

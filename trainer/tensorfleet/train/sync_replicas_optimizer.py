@@ -23,12 +23,17 @@ cancel op cancels the pending take (TF leaves that thread blocked until the stop
 grace period, 120 s by default, runs out) and releases `2 * tokens_per_step` tokens
 holding the final global step, so no worker stays blocked waiting for a step that
 will never come (with backup workers, TF's often do). Symmetrically, a non-chief
-worker's hook gives one token back when its session ends cleanly: a worker whose
-last step straddled the final two steps runs one step more (`StopAtStepHook` checks
-the step read at the start of a run) and may take the token the chief's own last
-step waits for; without it the chief blocks for good, as TF's does.
+worker gives two tokens back when it leaves (`give_tokens_back`: its hook's `end`, a
+non-chief `Supervisor`'s `stop()` or its process's exit): at the end of a run a faster
+worker may have taken the token the chief's own last step waits for (a token is
+anyone's: two from one step when the chief was slow, or one step more when its run
+straddled the last two steps), and without one the chief blocks for good, as TF's does.
+Two: one for the step waiting, one for a step more should it have read the global
+step before the last update (as the chief's release gives two per worker).
 """
 from __future__ import annotations
+
+import weakref
 
 from .. import dtypes as _dtypes
 from .. import errors
@@ -39,12 +44,36 @@ from ..ops.accumulator_ops import ConditionalAccumulator, SparseConditionalAccum
 from ..ops.data_flow_ops import FIFOQueue
 from ..ops.string_ops import report_uninitialized_variables
 from ..platform import tf_logging as logging
+from ..run_metadata import RunOptions
 from .basic_session_run_hooks import SessionRunHook
 from .optimizer import Optimizer
 from .queue_runner import QueueRunner
 from .session_manager import _not_ready
 
 __all__ = ["SyncReplicasOptimizer"]
+
+#: the graph collection of the ops by which a leaving non-chief worker gives tokens back (one per optimizer)
+LEAVE_OPS = "tensorfleet_sync_replicas_leave"
+_given_back: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # graph -> names of leave ops run
+
+
+def give_tokens_back(session, ops=None, timeout_ms: int = 0) -> None:
+    """A non-chief worker leaving: runs each leave op (default: the session graph's `LEAVE_OPS`) not yet run in
+    this process, so a chief's last step waiting for a token returns. Training is over: a ps already gone or a
+    closed session is logged, never raised."""
+    if getattr(session, "_closed", False):   # closed by the script: nothing left to run it on
+        return
+    graph = session.graph
+    ops = graph.get_collection(LEAVE_OPS) if ops is None else ops
+    done = _given_back.setdefault(graph, set())
+    todo = [op for op in ops if op.name not in done]
+    if not todo:
+        return
+    done.update(op.name for op in todo)
+    try:
+        session.run(todo, options=RunOptions(timeout_in_ms=timeout_ms) if timeout_ms else None)
+    except (errors.OpError, RuntimeError) as e:
+        logging.warning("SyncReplicasOptimizer: could not give its tokens back on leaving: %s", e)
 
 
 class SyncReplicasOptimizer(Optimizer):
@@ -147,11 +176,12 @@ class SyncReplicasOptimizer(Optimizer):
                     # see the final global step), where TF leaves them blocked
                     release = self._sync_token_queue.enqueue_many(
                         (array_ops.fill([2 * self._tokens_per_step], global_step),))
-                    # a non-chief worker whose training ended gives one token back: after the last step a
-                    # worker whose step began two steps earlier runs one more and may take the token the
-                    # chief's own last step waits for (TF's chief then stays blocked)
+                    # a non-chief worker leaving gives two tokens back: a faster worker may have taken the
+                    # one the chief's own last step waits for (TF's chief then stays blocked); one for that
+                    # step, one for a step more should it have read the global step before the last update
                     self._leave_op = self._sync_token_queue.enqueue_many(
-                        (array_ops.fill([1], global_step),), name="sync_replicas_leave")
+                        (array_ops.fill([2], global_step),), name="sync_replicas_leave")
+                    graph.add_to_collection(LEAVE_OPS, self._leave_op)
                     cancel_op = control_flow_ops.group(
                         dummy_queue.close(cancel_pending_enqueues=True), release,
                         *[a.cancel_takes() for a, _ in self._accumulator_list], name="sync_replicas_cancel")
@@ -263,11 +293,7 @@ class _SyncReplicasOptimizerHook(SessionRunHook):
             self._q_runner.create_threads(session, coord=coord, daemon=True, start=True)
 
     def end(self, session):
-        """Beyond TF (whose hook has no `end`): a non-chief worker leaving after a clean end gives one token
-        back, so the chief's last step, whose token a worker's one step more may have taken, returns."""
-        if self._is_chief:
-            return
-        try:
-            session.run(self._sync_optimizer._leave_op)
-        except errors.OpError as e:  # training is over: a ps already gone must not fail a clean end
-            logging.warning("SyncReplicasOptimizer: could not give the token back on leaving: %s", e)
+        """Beyond TF (whose hook has no `end`): a non-chief worker leaving after a clean end gives two tokens
+        back, so the chief's last step, whose token a faster worker may have taken, returns."""
+        if not self._is_chief:
+            give_tokens_back(session, [self._sync_optimizer._leave_op])
