@@ -59,8 +59,8 @@ _given_back: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # graph
 
 def give_tokens_back(session, ops=None, timeout_ms: int = 0) -> None:
     """A non-chief worker leaving: runs each leave op (default: the session graph's `LEAVE_OPS`) not yet run in
-    this process, so a chief's last step waiting for a token returns. Training is over: a ps already gone or a
-    closed session is logged, never raised."""
+    this process, so a chief's last step waiting for a token returns. Training is over: a session the script
+    closed gives nothing, and a ps already gone is logged, never raised."""
     if getattr(session, "_closed", False):   # closed by the script: nothing left to run it on
         return
     graph = session.graph
